@@ -1,0 +1,3 @@
+export * from "./gateway-config";
+export * from "./load";
+export * from "./env";

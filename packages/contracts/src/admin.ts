@@ -1,0 +1,79 @@
+import { z } from "zod";
+import { Limits, PlanName } from "./identity";
+
+/** Model allow-list entries: "*" or names with "*" globs. */
+const ModelPatterns = z.array(z.string().min(1).max(200).regex(/^[A-Za-z0-9._:/*@-]+$/, "model names and globs only")).max(500);
+export const toolNames = ["webtool", "serptool"] as const;
+const ToolList = z.array(z.enum(toolNames)).max(toolNames.length);
+
+export const SubscriptionStatus = z.enum(["active", "canceled"]);
+export const KeyStatus = z.enum(["active", "disabled", "revoked"]);
+export type KeyStatus = z.infer<typeof KeyStatus>;
+
+export const CreateWorkspaceBody = z.strictObject({
+  name: z.string().trim().min(1).max(200),
+  plan: PlanName,
+  models: ModelPatterns.optional(),
+  tools: ToolList.optional(),
+  limits: Limits.optional(),
+});
+export type CreateWorkspaceBody = z.infer<typeof CreateWorkspaceBody>;
+
+export const PatchWorkspaceBody = z
+  .strictObject({
+    name: z.string().trim().min(1).max(200).optional(),
+    plan: PlanName.optional(),
+    subscription: SubscriptionStatus.optional(),
+    models: ModelPatterns.optional(),
+    tools: ToolList.optional(),
+    limits: Limits.optional(),
+  })
+  .refine((b) => Object.keys(b).length > 0, { message: "at least one field is required" });
+export type PatchWorkspaceBody = z.infer<typeof PatchWorkspaceBody>;
+
+export const CreateKeyBody = z.strictObject({
+  name: z.string().trim().min(1).max(200).optional(),
+  models: ModelPatterns.optional(),
+  tools: ToolList.optional(),
+  limits: Limits.optional(),
+});
+export type CreateKeyBody = z.infer<typeof CreateKeyBody>;
+
+export const PatchKeyBody = z.strictObject({ status: KeyStatus });
+export type PatchKeyBody = z.infer<typeof PatchKeyBody>;
+
+export const Workspace = z.object({
+  id: z.string(),
+  object: z.literal("workspace"),
+  name: z.string(),
+  plan: PlanName,
+  subscription: SubscriptionStatus,
+  models: z.array(z.string()),
+  tools: z.array(z.string()),
+  limits: Limits,
+  created_at: z.number().int(),
+  updated_at: z.number().int(),
+});
+export type Workspace = z.infer<typeof Workspace>;
+
+export const ApiKey = z.object({
+  id: z.string(),
+  object: z.literal("api_key"),
+  workspace_id: z.string(),
+  name: z.string().nullable(),
+  prefix: z.string(),
+  status: KeyStatus,
+  models: z.array(z.string()).nullable(),
+  tools: z.array(z.string()).nullable(),
+  limits: Limits,
+  created_at: z.number().int(),
+  updated_at: z.number().int(),
+});
+export type ApiKey = z.infer<typeof ApiKey>;
+
+/** Only the creation answer carries the secret. */
+export const CreatedApiKey = ApiKey.extend({ key: z.string().startsWith("gw_live_") });
+export type CreatedApiKey = z.infer<typeof CreatedApiKey>;
+
+export const ApiKeyList = z.object({ object: z.literal("list"), data: z.array(ApiKey) });
+export const WorkspaceList = z.object({ object: z.literal("list"), data: z.array(Workspace) });

@@ -1,0 +1,33 @@
+import { z } from "zod";
+
+export const planNames = ["plus", "pro", "enterprise"] as const;
+export const PlanName = z.enum(planNames);
+export type PlanName = z.infer<typeof PlanName>;
+
+export const Limits = z.strictObject({
+  requests_per_minute: z.number().int().positive().optional(),
+  tokens_per_minute: z.number().int().positive().optional(),
+});
+export type Limits = z.infer<typeof Limits>;
+
+/**
+ * What ingress tells the other services about the caller, signed with HMAC in the identity header.
+ * `models` holds the allow-lists that apply (the workspace's, then the key's if it narrows them),
+ * each a list of names or "*" globs: a model is allowed when it matches a pattern of every list.
+ * `tools` is the effective tool list (the workspace's intersected with the key's).
+ */
+export const Identity = z.object({
+  workspace_id: z.string().min(1),
+  key_id: z.string().min(1),
+  plan: PlanName,
+  models: z.array(z.array(z.string())),
+  tools: z.array(z.string()),
+});
+export type Identity = z.infer<typeof Identity>;
+
+/** Header names used between services. Ingress strips every client-supplied `x-gw-*` header. */
+export const internalHeaders = {
+  identity: "x-gw-identity",
+  requestId: "x-request-id",
+} as const;
+export const internalHeaderPrefix = "x-gw-";

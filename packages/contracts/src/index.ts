@@ -1,0 +1,5 @@
+export * from "./bus";
+export * from "./identity";
+export * from "./admin";
+export * from "./errors";
+export * from "./chat";

@@ -1,0 +1,29 @@
+/**
+ * The one table that maps an error code to its HTTP status and to the error `type` each envelope
+ * carries. Handlers throw or return a GatewayError with a code; only the edge turns it into a body.
+ */
+export const errorCodes = {
+  invalid_request: { status: 400, openai: "invalid_request_error", anthropic: "invalid_request_error" },
+  missing_api_key: { status: 401, openai: "invalid_request_error", anthropic: "authentication_error" },
+  invalid_api_key: { status: 401, openai: "invalid_request_error", anthropic: "authentication_error" },
+  unauthenticated_internal: { status: 401, openai: "invalid_request_error", anthropic: "authentication_error" },
+  key_disabled: { status: 403, openai: "permission_error", anthropic: "permission_error" },
+  subscription_inactive: { status: 403, openai: "permission_error", anthropic: "permission_error" },
+  model_not_allowed: { status: 403, openai: "permission_error", anthropic: "permission_error" },
+  tool_not_allowed: { status: 403, openai: "permission_error", anthropic: "permission_error" },
+  not_found: { status: 404, openai: "invalid_request_error", anthropic: "not_found_error" },
+  model_not_found: { status: 404, openai: "invalid_request_error", anthropic: "not_found_error" },
+  method_not_allowed: { status: 405, openai: "invalid_request_error", anthropic: "invalid_request_error" },
+  conflict: { status: 409, openai: "invalid_request_error", anthropic: "conflict_error" },
+  body_too_large: { status: 413, openai: "invalid_request_error", anthropic: "request_too_large" },
+  unsupported_media_type: { status: 415, openai: "invalid_request_error", anthropic: "invalid_request_error" },
+  rate_limit_exceeded: { status: 429, openai: "requests", anthropic: "rate_limit_error" },
+  upstream_rate_limited: { status: 429, openai: "rate_limit_error", anthropic: "rate_limit_error" },
+  internal_error: { status: 500, openai: "server_error", anthropic: "api_error" },
+  upstream_error: { status: 502, openai: "server_error", anthropic: "api_error" },
+  upstream_unavailable: { status: 503, openai: "server_error", anthropic: "overloaded_error" },
+  provider_not_configured: { status: 503, openai: "server_error", anthropic: "api_error" },
+  upstream_timeout: { status: 504, openai: "server_error", anthropic: "timeout_error" },
+} as const satisfies Record<string, { status: number; openai: string; anthropic: string }>;
+
+export type ErrorCode = keyof typeof errorCodes;

@@ -1,0 +1,2 @@
+export * from "./codes";
+export * from "./gateway-error";

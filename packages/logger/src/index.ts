@@ -1,0 +1,51 @@
+import { pino, type Logger, type LoggerOptions } from "pino";
+
+export type { Logger } from "pino";
+
+export interface LoggerConfig {
+  service: string;
+  level?: string;
+  /** Tests pass a destination to capture lines; production writes to stdout. */
+  destination?: NodeJS.WritableStream;
+}
+
+/**
+ * Keys and credentials never reach a log line, at any level: authorization headers, our platform
+ * keys, provider keys. Prompts are never logged by the gateway at info level at all.
+ */
+const redact = [
+  "req.headers.authorization",
+  "req.headers['x-api-key']",
+  "headers.authorization",
+  "headers['x-api-key']",
+  "*.api_key",
+  "*.apiKey",
+  "*.key",
+  "*.secret",
+];
+
+export function createLogger(config: LoggerConfig): Logger {
+  const options: LoggerOptions = {
+    level: config.level ?? "info",
+    base: { service: config.service },
+    redact: { paths: redact, censor: "[redacted]" },
+    timestamp: pino.stdTimeFunctions.isoTime,
+  };
+  // pino writes asynchronously through sonic-boom, so logging never blocks the request path.
+  const destination = config.destination ?? pino.destination({ dest: 1, sync: false, minLength: 4096 });
+  return pino(options, destination);
+}
+
+/** One child per request: every line it writes carries the request id. */
+export function requestLogger(base: Logger, requestId: string): Logger {
+  return base.child({ requestId });
+}
+
+/** Flushes buffered lines; called on shutdown so the last lines are not lost. */
+export function flushLogger(logger: Logger): void {
+  try {
+    logger.flush();
+  } catch {
+    // a destination without flush (test streams) has nothing buffered
+  }
+}

@@ -1,0 +1,114 @@
+import { randomUUID } from "node:crypto";
+import express, { type ErrorRequestHandler, type Express, type RequestHandler } from "express";
+import type { ErrorFormat, Identity } from "@gw/contracts";
+import { GatewayError, fromZodError } from "@gw/errors";
+import type { Logger } from "@gw/logger";
+import { ZodError } from "zod";
+import type { ServiceMetrics } from "./metrics";
+
+declare global {
+  // Express's own extension point for per-response values; typed once here for every service.
+  // eslint-disable-next-line @typescript-eslint/no-namespace
+  namespace Express {
+    interface Locals {
+      requestId: string;
+      log: Logger;
+      /** Low-cardinality route label for metrics, set by the route. */
+      route?: string;
+      identity?: Identity;
+    }
+  }
+}
+
+const safeRequestId = /^[A-Za-z0-9._:-]{1,128}$/;
+
+export interface ServiceAppOptions {
+  logger: Logger;
+  metrics: ServiceMetrics;
+  /** Accept the caller's x-request-id (internal services, behind ingress) or always mint one. */
+  trustRequestId: boolean;
+}
+
+/** Express with the gateway's common edge: request id, per-request logger, metrics. */
+export function createServiceApp(options: ServiceAppOptions): Express {
+  const app = express();
+  app.disable("x-powered-by");
+  app.set("etag", false);
+  app.use(requestContext(options));
+  return app;
+}
+
+function requestContext({ logger, metrics, trustRequestId }: ServiceAppOptions): RequestHandler {
+  return (req, res, next) => {
+    const given = req.headers["x-request-id"];
+    const requestId =
+      trustRequestId && typeof given === "string" && safeRequestId.test(given) ? given : `req_${randomUUID().replaceAll("-", "")}`;
+    res.locals.requestId = requestId;
+    res.locals.log = logger.child({ requestId });
+    res.setHeader("x-request-id", requestId);
+    const started = process.hrtime.bigint();
+    res.once("close", () => {
+      const route = res.locals.route ?? req.route?.path ?? "unmatched";
+      const labels = { route: String(route), method: req.method, status: String(res.statusCode) };
+      metrics.requests.inc(labels);
+      metrics.latency.observe(labels, Number(process.hrtime.bigint() - started) / 1e9);
+    });
+    next();
+  };
+}
+
+/** Sets the metrics route label; mount before a route's handlers. */
+export function routeLabel(label: string): RequestHandler {
+  return (_req, res, next) => {
+    res.locals.route = label;
+    next();
+  };
+}
+
+/** /v1/messages answers in the Anthropic envelope; every other route in OpenAI's. */
+export function errorFormatFor(path: string): ErrorFormat {
+  return /^\/v1\/(async\/)?messages(\/|$|\?)/.test(path) ? "anthropic" : "openai";
+}
+
+export function sendError(res: express.Response, error: GatewayError, path: string): void {
+  for (const [name, value] of Object.entries(error.headers)) res.setHeader(name, value);
+  const format = errorFormatFor(path);
+  res.status(error.status).json(error.toEnvelope(format, res.locals.requestId));
+}
+
+/** Maps anything thrown to a GatewayError; unknown errors become a 500 with no internals. */
+export function toGatewayError(err: unknown): GatewayError {
+  if (err instanceof GatewayError) return err;
+  if (err instanceof ZodError) return fromZodError(err);
+  const bodyError = err as { type?: string; status?: number; limit?: number };
+  switch (bodyError.type) {
+    case "entity.parse.failed":
+      return new GatewayError("invalid_request", "Invalid body: not valid JSON");
+    case "entity.too.large":
+      return new GatewayError("body_too_large", `Request body is larger than the limit of ${bodyError.limit ?? "?"} bytes`);
+    case "encoding.unsupported":
+    case "charset.unsupported":
+      return new GatewayError("unsupported_media_type", "Unsupported body encoding or charset");
+    case "request.aborted":
+      return new GatewayError("invalid_request", "Request body was aborted by the client");
+  }
+  return new GatewayError("internal_error", "Internal server error", { cause: err });
+}
+
+/** The last two handlers of every app: a 404 in the route's envelope, then the error edge. */
+export function finishApp(app: Express): void {
+  app.use((req, res) => {
+    sendError(res, new GatewayError("not_found", `Unknown route: ${req.method} ${req.path}`), req.path);
+  });
+  const onError: ErrorRequestHandler = (err, req, res, _next) => {
+    const error = toGatewayError(err);
+    if (error.status >= 500) res.locals.log.error({ err: error.cause ?? err, code: error.code }, "request failed");
+    else res.locals.log.debug({ code: error.code, message: error.message }, "request rejected");
+    if (res.headersSent) {
+      res.destroy();
+      return;
+    }
+    sendError(res, error, req.path);
+  };
+  app.use(onError);
+}

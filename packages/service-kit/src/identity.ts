@@ -1,0 +1,53 @@
+import { createHmac, timingSafeEqual } from "node:crypto";
+import { Identity } from "@gw/contracts";
+import { GatewayError } from "@gw/errors";
+
+/**
+ * The identity header: base64url(JSON payload) + "." + base64url(HMAC-SHA256(payload)). The payload
+ * carries an issue time so a captured header stops working after `maxAgeSeconds`.
+ */
+export interface SignedIdentity extends Identity {
+  iat: number;
+}
+
+export function signIdentity(identity: Identity, secret: string, now = Date.now()): string {
+  const payload = Buffer.from(JSON.stringify({ ...identity, iat: Math.floor(now / 1000) })).toString("base64url");
+  return `${payload}.${hmac(payload, secret)}`;
+}
+
+export function verifyIdentity(header: string | undefined, secret: string, maxAgeSeconds = 300, now = Date.now()): Identity {
+  if (!header) throw new GatewayError("unauthenticated_internal", "Missing internal identity: call this service through ingress");
+  const dot = header.indexOf(".");
+  const payload = dot > 0 ? header.slice(0, dot) : "";
+  const given = Buffer.from(dot > 0 ? header.slice(dot + 1) : "", "base64url");
+  const expected = Buffer.from(hmac(payload, secret), "base64url");
+  if (!payload || given.length !== expected.length || !timingSafeEqual(given, expected)) {
+    throw new GatewayError("unauthenticated_internal", "Invalid internal identity signature");
+  }
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(Buffer.from(payload, "base64url").toString("utf8"));
+  } catch {
+    throw new GatewayError("unauthenticated_internal", "Malformed internal identity");
+  }
+  const iat = (parsed as { iat?: unknown }).iat;
+  if (typeof iat !== "number" || Math.abs(now / 1000 - iat) > maxAgeSeconds) {
+    throw new GatewayError("unauthenticated_internal", "Expired internal identity");
+  }
+  const identity = Identity.safeParse(parsed);
+  if (!identity.success) throw new GatewayError("unauthenticated_internal", "Malformed internal identity");
+  return identity.data;
+}
+
+function hmac(payload: string, secret: string): string {
+  return createHmac("sha256", secret).update(payload).digest("base64url");
+}
+
+/** Guards a service's /v1 routes: only calls signed by ingress get through. */
+export function requireIdentity(secret: string): import("express").RequestHandler {
+  return (req, res, next) => {
+    const header = req.headers["x-gw-identity"];
+    res.locals.identity = verifyIdentity(Array.isArray(header) ? header[0] : header, secret);
+    next();
+  };
+}

@@ -1,0 +1,31 @@
+import { Counter, Histogram, Registry, collectDefaultMetrics } from "prom-client";
+
+/**
+ * One registry per service (not prom-client's global one): the embedded default runs four services
+ * in one process, and each keeps its own metrics.
+ */
+export interface ServiceMetrics {
+  registry: Registry;
+  requests: Counter<"route" | "method" | "status">;
+  latency: Histogram<"route" | "method" | "status">;
+}
+
+export function createMetrics(service: string, { defaults = true } = {}): ServiceMetrics {
+  const registry = new Registry();
+  registry.setDefaultLabels({ service });
+  if (defaults) collectDefaultMetrics({ register: registry });
+  const requests = new Counter({
+    name: "gw_http_requests_total",
+    help: "HTTP requests served, by route and status",
+    labelNames: ["route", "method", "status"] as const,
+    registers: [registry],
+  });
+  const latency = new Histogram({
+    name: "gw_http_request_duration_seconds",
+    help: "Time from request to the end of the response, by route and status",
+    labelNames: ["route", "method", "status"] as const,
+    buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
+    registers: [registry],
+  });
+  return { registry, requests, latency };
+}

@@ -1,0 +1,90 @@
+import { randomBytes } from "node:crypto";
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
+import { createInProcessBus, createNatsBus, type Bus } from "@gw/bus";
+import type { GatewayConfig } from "@gw/config";
+import { createPgDb, createPgliteDb, type Db } from "@gw/db";
+import type { Logger } from "@gw/logger";
+import { createInferenceService } from "@gw/inference";
+import { createIngressService } from "@gw/ingress";
+import { createJobsService } from "@gw/jobs";
+import { createToolsService } from "@gw/tools";
+import type { EmbeddedEnv } from "./config";
+
+export interface EmbeddedGateway {
+  url: string;
+  adminUrl: string;
+  adminToken: string;
+  stop(): Promise<void>;
+}
+
+/**
+ * All four services in one process. This launcher is the only code that imports every service
+ * factory; the services still talk over loopback HTTP and the bus, exactly as in the mesh.
+ */
+export async function startEmbedded(
+  env: EmbeddedEnv,
+  gateway: GatewayConfig,
+  secrets: Record<string, string | undefined>,
+  logger: Logger,
+): Promise<EmbeddedGateway> {
+  const adminToken = env.GATEWAY_ADMIN_TOKEN ?? `gw_admin_${randomBytes(24).toString("base64url")}`;
+  const internalSecret = env.GATEWAY_INTERNAL_SECRET ?? randomBytes(32).toString("base64url");
+  const db = await openDb(env);
+  const bus: Bus = env.NATS_URL
+    ? await createNatsBus({ url: env.NATS_URL, namespace: env.NATS_NAMESPACE, logger, name: "embedded" })
+    : createInProcessBus({ logger });
+  const loopback = "127.0.0.1";
+  const bodyLimitBytes = Math.floor(env.GATEWAY_BODY_LIMIT_MB * 1024 * 1024);
+
+  const inference = createInferenceService({
+    bus,
+    gateway,
+    secrets,
+    logger: logger.child({ component: "inference" }),
+    settings: { host: loopback, port: 0, internalSecret, bodyLimitBytes },
+  });
+  const tools = createToolsService({
+    bus,
+    gateway,
+    secrets,
+    logger: logger.child({ component: "tools" }),
+    settings: { host: loopback, port: 0, internalSecret },
+  });
+  const jobs = createJobsService({ bus, db, logger: logger.child({ component: "jobs" }), settings: { host: loopback, port: 0, internalSecret } });
+  const backends = { inference: (await inference.start()).url, tools: (await tools.start()).url, jobs: (await jobs.start()).url };
+  const ingress = createIngressService({
+    db,
+    bus,
+    logger: logger.child({ component: "ingress" }),
+    settings: {
+      host: env.HOST,
+      port: env.PORT,
+      adminPort: env.ADMIN_PORT,
+      adminToken,
+      internalSecret,
+      backends,
+      bodyLimitBytes,
+      keyCacheTtlMs: 10_000,
+    },
+  });
+  const { url, adminUrl } = await ingress.start();
+  return {
+    url,
+    adminUrl,
+    adminToken,
+    async stop() {
+      await ingress.stop();
+      await Promise.all([inference.stop(), tools.stop(), jobs.stop()]);
+      await bus.close();
+      await db.close();
+    },
+  };
+}
+
+async function openDb(env: EmbeddedEnv): Promise<Db> {
+  if (env.DATABASE_URL) return createPgDb({ url: env.DATABASE_URL, applicationName: "gw-embedded" });
+  const dataDir = join(env.GATEWAY_DATA_DIR, "pglite");
+  mkdirSync(dataDir, { recursive: true });
+  return createPgliteDb({ dataDir });
+}

@@ -1,0 +1,89 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import { join } from "node:path";
+import { repoRoot } from "@gw/config";
+
+export const meshServices = ["inference", "tools", "jobs", "ingress"] as const;
+export type MeshServiceName = (typeof meshServices)[number];
+
+export interface MeshPorts {
+  public: number;
+  admin: number;
+  inference: number;
+  tools: number;
+  jobs: number;
+}
+
+export interface MeshOptions {
+  ports: MeshPorts;
+  /** Shared environment: infrastructure URLs, secrets, GATEWAY_CONFIG, provider credentials. */
+  env: Record<string, string | undefined>;
+  /** Where each child's output goes; the default is this process's stdout/stderr. */
+  stdio?: "inherit" | "pipe";
+}
+
+export interface Mesh {
+  processes: Record<MeshServiceName, ChildProcess>;
+  /** Sends SIGTERM to every process and waits for all to exit; returns their exit codes. */
+  stop(): Promise<Record<MeshServiceName, number | null>>;
+}
+
+/** Starts the four services as separate processes, each through its own entry point. */
+export function spawnMesh(options: MeshOptions): Mesh {
+  const { ports } = options;
+  const base = {
+    ...options.env,
+    HOST: "127.0.0.1",
+    PORT: String(ports.public),
+    ADMIN_PORT: String(ports.admin),
+    INFERENCE_PORT: String(ports.inference),
+    TOOLS_PORT: String(ports.tools),
+    JOBS_PORT: String(ports.jobs),
+    INFERENCE_URL: `http://127.0.0.1:${ports.inference}`,
+    TOOLS_URL: `http://127.0.0.1:${ports.tools}`,
+    JOBS_URL: `http://127.0.0.1:${ports.jobs}`,
+  };
+  const root = repoRoot();
+  const processes = Object.fromEntries(
+    meshServices.map((name) => {
+      const child = spawn(process.execPath, ["--import", "tsx", join(root, "services", name, "src", "main.ts")], {
+        cwd: root,
+        env: base,
+        stdio: options.stdio === "pipe" ? ["ignore", "pipe", "pipe"] : "inherit",
+      });
+      return [name, child];
+    }),
+  ) as Record<MeshServiceName, ChildProcess>;
+  return {
+    processes,
+    async stop() {
+      const codes = await Promise.all(
+        meshServices.map(
+          (name) =>
+            new Promise<[MeshServiceName, number | null]>((resolve) => {
+              const child = processes[name];
+              if (child.exitCode !== null || child.signalCode !== null) return resolve([name, child.exitCode]);
+              child.once("exit", (code) => resolve([name, code]));
+              child.kill("SIGTERM");
+            }),
+        ),
+      );
+      return Object.fromEntries(codes) as Record<MeshServiceName, number | null>;
+    },
+  };
+}
+
+/** Resolves when every service answers /readyz (ingress on its public port), or rejects after timeoutMs. */
+export async function waitForMesh(ports: MeshPorts, timeoutMs = 60_000): Promise<void> {
+  const urls = [ports.inference, ports.tools, ports.jobs, ports.public].map((p) => `http://127.0.0.1:${p}/readyz`);
+  const deadline = Date.now() + timeoutMs;
+  for (const url of urls) {
+    for (;;) {
+      const ok = await fetch(url)
+        .then((r) => r.ok)
+        .catch(() => false);
+      if (ok) break;
+      if (Date.now() > deadline) throw new Error(`mesh not ready: ${url}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+}

@@ -1,0 +1,19 @@
+import { z } from "zod";
+import { defaultConfigPath, logLevel, parseEnv, port, secret } from "@gw/config";
+
+/** The inference process's environment. Provider credentials are read by the names the config file gives. */
+const InferenceEnv = z.object({
+  INFERENCE_PORT: port(8081),
+  HOST: z.string().default("0.0.0.0"),
+  GATEWAY_INTERNAL_SECRET: secret,
+  GATEWAY_CONFIG: z.string().min(1).default(defaultConfigPath()),
+  NATS_URL: z.string().min(1),
+  NATS_NAMESPACE: z.string().regex(/^[a-z0-9]+$/).default("gw"),
+  GATEWAY_BODY_LIMIT_MB: z.coerce.number().positive().max(512).default(32),
+  LOG_LEVEL: logLevel,
+});
+export type InferenceEnv = z.infer<typeof InferenceEnv>;
+
+export function loadInferenceEnv(env: Record<string, string | undefined>): InferenceEnv {
+  return parseEnv(InferenceEnv, env);
+}

@@ -1,0 +1,2 @@
+export { createInferenceService } from "./service";
+export type { InferenceDeps, InferenceService, InferenceSettings } from "./service";

@@ -1,0 +1,42 @@
+import type { ChatCompletion, ChatCompletionChunk, ChatCompletionRequest } from "@gw/contracts";
+import type { ProviderConfig } from "@gw/config";
+import type { GatewayError } from "@gw/errors";
+import type { Dispatcher } from "undici";
+
+/** What an adapter gets to reach its upstream. The credential always comes from the server. */
+export interface ProviderContext {
+  name: string;
+  config: ProviderConfig;
+  apiKey: string | undefined;
+  agent: Dispatcher;
+}
+
+export interface UpstreamCall<Req> {
+  request: Req;
+  publicModel: string;
+  upstreamModel: string;
+  requestId: string;
+  signal: AbortSignal;
+}
+
+/** A mid-stream failure, sent to the client as an SSE error event in the route's format. */
+export interface StreamFailure {
+  message: string;
+  type: string;
+  code: string | null;
+}
+
+export type ChatStreamEvent = { type: "chunk"; chunk: ChatCompletionChunk } | { type: "error"; error: StreamFailure };
+
+/**
+ * Expected failures are values (with `retryable`), so the fallback loop decides what happens next;
+ * an adapter resolves as soon as the upstream's headers are in, before any byte reaches the client.
+ */
+export type ChatResult =
+  | { ok: true; kind: "json"; completion: ChatCompletion }
+  | { ok: true; kind: "stream"; events: AsyncIterable<ChatStreamEvent> }
+  | { ok: false; error: GatewayError };
+
+export interface ProviderAdapter {
+  chat?(ctx: ProviderContext, call: UpstreamCall<ChatCompletionRequest>): Promise<ChatResult>;
+}

@@ -1,0 +1,61 @@
+import express, { type IRouter } from "express";
+import type { GatewayConfig } from "@gw/config";
+import { ChatCompletionRequest } from "@gw/contracts";
+import { fromZodError } from "@gw/errors";
+import type { Logger } from "@gw/logger";
+import { routeLabel, sendError } from "@gw/service-kit";
+import type { Dispatcher } from "undici";
+import type { Catalog } from "../catalog";
+import { withFallback } from "../fallback";
+import { clientGone, startSse, writeSse } from "./sse-writer";
+
+export interface ChatRouteDeps {
+  catalog: Catalog;
+  config: GatewayConfig;
+  secrets: Record<string, string | undefined>;
+  agent: Dispatcher;
+  bodyLimit: string;
+}
+
+export function mountChatRoutes(router: IRouter, deps: ChatRouteDeps): void {
+  router.post("/v1/chat/completions", routeLabel("/v1/chat/completions"), express.json({ limit: deps.bodyLimit, type: () => true }), async (req, res) => {
+    const parsed = ChatCompletionRequest.safeParse(req.body);
+    if (!parsed.success) throw fromZodError(parsed.error);
+    const request = parsed.data;
+    const model = deps.catalog.resolve(res.locals.identity!, request.model, "chat");
+    const signal = clientGone(res);
+    const log: Logger = res.locals.log;
+
+    const result = await withFallback(model, request.model, { ...deps, log }, (route) =>
+      route.adapter.chat?.(route.ctx, {
+        request,
+        publicModel: request.model,
+        upstreamModel: route.upstreamModel,
+        requestId: res.locals.requestId,
+        signal,
+      }),
+    );
+    if (!result.ok) {
+      if (signal.aborted) return;
+      sendError(res, result.error, req.path);
+      return;
+    }
+    if (result.kind === "json") {
+      res.json(result.completion);
+      return;
+    }
+    startSse(res);
+    for await (const event of result.events) {
+      if (event.type === "error") {
+        await writeSse(res, JSON.stringify({ error: { ...event.error, param: null } }));
+        res.end();
+        return;
+      }
+      await writeSse(res, JSON.stringify(event.chunk));
+    }
+    if (!res.destroyed) {
+      await writeSse(res, "[DONE]");
+      res.end();
+    }
+  });
+}

@@ -1,0 +1,64 @@
+import type { Bus } from "@gw/bus";
+import type { GatewayConfig } from "@gw/config";
+import type { Logger } from "@gw/logger";
+import { createInternalHttp } from "@gw/service-kit";
+import { Catalog } from "./catalog";
+import { mountChatRoutes } from "./routes/chat";
+import { mountModelRoutes } from "./routes/models";
+import { createUpstreamAgent } from "./upstream/http";
+
+export interface InferenceSettings {
+  host: string;
+  port: number;
+  internalSecret: string;
+  bodyLimitBytes: number;
+}
+
+export interface InferenceDeps {
+  settings: InferenceSettings;
+  gateway: GatewayConfig;
+  /** Provider credentials by provider name, resolved from the environment by main. */
+  secrets: Record<string, string | undefined>;
+  bus: Bus;
+  logger: Logger;
+}
+
+export interface InferenceService {
+  start(): Promise<{ url: string }>;
+  stop(): Promise<void>;
+}
+
+export function createInferenceService(deps: InferenceDeps): InferenceService {
+  const { settings, logger } = deps;
+  const agent = createUpstreamAgent();
+  const catalog = new Catalog(deps.gateway);
+  const http = createInternalHttp({
+    name: "inference",
+    logger,
+    host: settings.host,
+    port: settings.port,
+    internalSecret: settings.internalSecret,
+    checks: { nats: () => deps.bus.ping() },
+    mount(app) {
+      mountModelRoutes(app, catalog);
+      mountChatRoutes(app, { catalog, config: deps.gateway, secrets: deps.secrets, agent, bodyLimit: `${settings.bodyLimitBytes}b` });
+    },
+  });
+
+  for (const [name, provider] of Object.entries(deps.gateway.providers)) {
+    if (provider.api_key_env && !deps.secrets[name]) {
+      logger.warn({ provider: name, env: provider.api_key_env }, "provider credential not set; its models will answer 503");
+    }
+  }
+
+  return {
+    async start() {
+      const server = await http.start();
+      return { url: server.url };
+    },
+    async stop() {
+      await http.stop();
+      await agent.close();
+    },
+  };
+}

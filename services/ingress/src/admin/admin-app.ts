@@ -1,0 +1,90 @@
+import { timingSafeEqual, createHash } from "node:crypto";
+import express, { type Express, type RequestHandler } from "express";
+import { CreateKeyBody, CreateWorkspaceBody, PatchKeyBody, PatchWorkspaceBody } from "@gw/contracts";
+import type { Bus } from "@gw/bus";
+import { GatewayError } from "@gw/errors";
+import type { Logger } from "@gw/logger";
+import { createServiceApp, finishApp, routeLabel, type ServiceMetrics } from "@gw/service-kit";
+import type { IdentityStore } from "../store/identity-store";
+
+export interface AdminAppDeps {
+  logger: Logger;
+  metrics: ServiceMetrics;
+  store: IdentityStore;
+  bus: Bus;
+  adminToken: string;
+  /** Applies an identity change to this replica's cache at once (the broadcast reaches the others). */
+  onIdentityChanged: (kind: "key" | "workspace", id: string) => void;
+}
+
+/** The admin API of operator-interface.md, on its own port, behind the admin token. */
+export function createAdminApp(deps: AdminAppDeps): Express {
+  const { store } = deps;
+  const app = createServiceApp({ logger: deps.logger, metrics: deps.metrics, trustRequestId: true });
+  app.get("/livez", (_req, res) => {
+    res.json({ status: "ok" });
+  });
+  app.get("/metrics", async (_req, res) => {
+    res.type(deps.metrics.registry.contentType).send(await deps.metrics.registry.metrics());
+  });
+  app.use("/admin", requireToken(deps.adminToken), express.json({ limit: "1mb" }));
+
+  const changed = async (kind: "key" | "workspace", id: string) => {
+    deps.onIdentityChanged(kind, id);
+    await deps.bus.publish("identity.changed", { kind, id, at: Date.now() });
+  };
+
+  app.post("/admin/workspaces", routeLabel("/admin/workspaces"), async (req, res) => {
+    const body = CreateWorkspaceBody.parse(req.body ?? {});
+    res.status(201).json(await store.createWorkspace(body));
+  });
+  app.get("/admin/workspaces", routeLabel("/admin/workspaces"), async (_req, res) => {
+    res.json({ object: "list", data: await store.listWorkspaces() });
+  });
+  app.get("/admin/workspaces/:id", routeLabel("/admin/workspaces/:id"), async (req, res) => {
+    res.json(await found(store.getWorkspace(req.params.id as string), "workspace"));
+  });
+  app.patch("/admin/workspaces/:id", routeLabel("/admin/workspaces/:id"), async (req, res) => {
+    const patch = PatchWorkspaceBody.parse(req.body ?? {});
+    const workspace = await found(store.patchWorkspace(req.params.id as string, patch), "workspace");
+    await changed("workspace", workspace.id);
+    res.json(workspace);
+  });
+  app.post("/admin/workspaces/:id/keys", routeLabel("/admin/workspaces/:id/keys"), async (req, res) => {
+    const body = CreateKeyBody.parse(req.body ?? {});
+    const workspace = await found(store.getWorkspace(req.params.id as string), "workspace");
+    const { key, secret } = await store.createKey(workspace.id, body);
+    res.status(201).json({ ...key, key: secret });
+  });
+  app.get("/admin/workspaces/:id/keys", routeLabel("/admin/workspaces/:id/keys"), async (req, res) => {
+    const workspace = await found(store.getWorkspace(req.params.id as string), "workspace");
+    res.json({ object: "list", data: await store.listKeys(workspace.id) });
+  });
+  app.patch("/admin/keys/:id", routeLabel("/admin/keys/:id"), async (req, res) => {
+    const { status } = PatchKeyBody.parse(req.body ?? {});
+    const result = await found(store.setKeyStatus(req.params.id as string, status), "key");
+    if (result === "revoked") throw new GatewayError("conflict", "A revoked key cannot be enabled or disabled again");
+    await changed("key", result.id);
+    res.json(result);
+  });
+  finishApp(app);
+  return app;
+}
+
+async function found<T>(value: Promise<T | undefined>, what: string): Promise<T> {
+  const v = await value;
+  if (v === undefined) throw new GatewayError("not_found", `No such ${what}`);
+  return v;
+}
+
+function requireToken(token: string): RequestHandler {
+  const expected = createHash("sha256").update(token).digest();
+  return (req, _res, next) => {
+    const match = /^Bearer\s+(\S+)$/i.exec(req.headers.authorization ?? "");
+    const given = createHash("sha256").update(match?.[1] ?? "").digest();
+    if (!match || !timingSafeEqual(given, expected)) {
+      throw new GatewayError("invalid_api_key", "Missing or invalid admin token");
+    }
+    next();
+  };
+}

@@ -1,0 +1,2 @@
+export { createIngressService, ingressMigrations } from "./service";
+export type { IngressDeps, IngressService, IngressSettings } from "./service";

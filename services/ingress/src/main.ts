@@ -1,0 +1,43 @@
+import { createNatsBus } from "@gw/bus";
+import { createPgDb } from "@gw/db";
+import { createLogger } from "@gw/logger";
+import { exitOnConfigError, runUntilSignal } from "@gw/service-kit";
+import { loadIngressEnv, type IngressEnv } from "./config";
+import { createIngressService } from "./service";
+
+const bootLogger = createLogger({ service: "ingress", level: process.env.LOG_LEVEL });
+let env: IngressEnv;
+try {
+  env = loadIngressEnv(process.env);
+} catch (err) {
+  exitOnConfigError(bootLogger, err);
+}
+const logger = createLogger({ service: "ingress", level: env.LOG_LEVEL });
+
+await runUntilSignal(logger, async () => {
+  const db = createPgDb({ url: env.DATABASE_URL, applicationName: "gw-ingress" });
+  const bus = await createNatsBus({ url: env.NATS_URL, namespace: env.NATS_NAMESPACE, logger, name: "ingress" });
+  const service = createIngressService({
+    db,
+    bus,
+    logger,
+    settings: {
+      host: env.HOST,
+      port: env.PORT,
+      adminPort: env.ADMIN_PORT,
+      adminToken: env.GATEWAY_ADMIN_TOKEN,
+      internalSecret: env.GATEWAY_INTERNAL_SECRET,
+      backends: { inference: env.INFERENCE_URL, tools: env.TOOLS_URL, jobs: env.JOBS_URL },
+      bodyLimitBytes: Math.floor(env.GATEWAY_BODY_LIMIT_MB * 1024 * 1024),
+      keyCacheTtlMs: env.GATEWAY_KEY_CACHE_TTL_MS,
+    },
+  });
+  await service.start();
+  return {
+    async stop() {
+      await service.stop();
+      await bus.close();
+      await db.close();
+    },
+  };
+});

@@ -1,0 +1,78 @@
+import { Agent, type ClientRequest, type IncomingMessage, type ServerResponse } from "node:http";
+import type { Request, RequestHandler, Response } from "express";
+import { createProxyMiddleware } from "http-proxy-middleware";
+import { internalHeaderPrefix, internalHeaders } from "@gw/contracts";
+import { GatewayError } from "@gw/errors";
+import { sendError, signIdentity } from "@gw/service-kit";
+import type { Backend } from "../routes";
+
+export type BackendUrls = Record<Backend, string>;
+
+/**
+ * One proxy per backend over a keep-alive agent. The body ingress already read is written as-is
+ * (never re-serialised); the caller's key and any client-supplied internal header are dropped, and
+ * the signed identity is added. Responses, SSE included, are piped through without buffering.
+ */
+export function createForwarders(urls: BackendUrls, internalSecret: string): Record<Backend, RequestHandler> {
+  const make = (backend: Backend): RequestHandler => {
+    const agent = new Agent({ keepAlive: true, maxSockets: Infinity, maxFreeSockets: 1024, scheduling: "lifo" });
+    return createProxyMiddleware<Request, Response>({
+      target: urls[backend],
+      agent,
+      changeOrigin: false,
+      xfwd: false,
+      on: {
+        proxyReq: (proxyReq, req, res) => prepareUpstreamRequest(proxyReq, req as Request, res as Response, internalSecret),
+        proxyRes: (proxyRes, _req, res) => relayAbort(proxyRes, res),
+        error: (err, req, res) => onProxyError(err, req as Request, res as Response | import("node:net").Socket, backend),
+      },
+    }) as RequestHandler;
+  };
+  return { inference: make("inference"), tools: make("tools"), jobs: make("jobs") };
+}
+
+function prepareUpstreamRequest(proxyReq: ClientRequest, req: Request, res: Response, secret: string): void {
+  for (const name of proxyReq.getHeaderNames()) {
+    if (name.startsWith(internalHeaderPrefix) || name === "authorization" || name === "x-api-key") proxyReq.removeHeader(name);
+  }
+  const identity = res.locals.identity;
+  if (identity) proxyReq.setHeader(internalHeaders.identity, signIdentity(identity, secret));
+  proxyReq.setHeader(internalHeaders.requestId, res.locals.requestId);
+  const body = req.body;
+  if (Buffer.isBuffer(body)) {
+    proxyReq.setHeader("content-length", body.length);
+    proxyReq.removeHeader("transfer-encoding");
+    proxyReq.write(body);
+  }
+  // The request body was fully read, so Node never emits "aborted" on it: watch the response
+  // instead, and cancel the hop (and so the upstream call behind it) when the client goes away.
+  res.once("close", () => {
+    if (!res.writableFinished) proxyReq.destroy();
+  });
+}
+
+function relayAbort(proxyRes: IncomingMessage, res: ServerResponse): void {
+  const cut = () => {
+    if (!res.writableFinished) res.destroy();
+  };
+  proxyRes.once("aborted", cut);
+  proxyRes.once("error", cut);
+}
+
+function onProxyError(err: Error, req: Request, res: Response | import("node:net").Socket, backend: Backend): void {
+  if (!("setHeader" in res)) {
+    res.destroy();
+    return;
+  }
+  if (res.headersSent || res.destroyed) {
+    res.destroy();
+    return;
+  }
+  const code = (err as NodeJS.ErrnoException).code;
+  res.locals.log?.warn({ backend, code, err: err.message }, "backend call failed");
+  const error =
+    code === "ECONNREFUSED" || code === "ENOTFOUND"
+      ? new GatewayError("upstream_unavailable", `The ${backend} service is unavailable; try again`)
+      : new GatewayError("upstream_error", `The ${backend} service failed to answer; try again`);
+  sendError(res, error, req.path);
+}

@@ -1,0 +1,180 @@
+import type {
+  ApiKey,
+  CreateKeyBody,
+  CreateWorkspaceBody,
+  KeyStatus,
+  Limits,
+  PatchWorkspaceBody,
+  Workspace,
+} from "@gw/contracts";
+import type { Db } from "@gw/db";
+import { generateKey, newId } from "../auth/keys";
+
+/** The rows authentication needs, read in one query by key hash. */
+export interface KeyPrincipal {
+  keyId: string;
+  keyStatus: KeyStatus;
+  keyModels: string[] | null;
+  keyTools: string[] | null;
+  keyLimits: Limits;
+  workspace: Workspace;
+}
+
+interface WorkspaceRow {
+  id: string;
+  name: string;
+  plan: Workspace["plan"];
+  subscription: Workspace["subscription"];
+  models: string[];
+  tools: string[];
+  limits: Limits;
+  created_at: Date | string;
+  updated_at: Date | string;
+}
+
+interface KeyRow {
+  id: string;
+  workspace_id: string;
+  name: string | null;
+  prefix: string;
+  status: KeyStatus;
+  models: string[] | null;
+  tools: string[] | null;
+  limits: Limits;
+  created_at: Date | string;
+  updated_at: Date | string;
+}
+
+const seconds = (t: Date | string) => Math.floor(new Date(t).getTime() / 1000);
+const json = (v: unknown) => (v === undefined ? null : JSON.stringify(v));
+
+function toWorkspace(row: WorkspaceRow): Workspace {
+  return {
+    id: row.id,
+    object: "workspace",
+    name: row.name,
+    plan: row.plan,
+    subscription: row.subscription,
+    models: row.models,
+    tools: row.tools,
+    limits: row.limits,
+    created_at: seconds(row.created_at),
+    updated_at: seconds(row.updated_at),
+  };
+}
+
+function toApiKey(row: KeyRow): ApiKey {
+  return {
+    id: row.id,
+    object: "api_key",
+    workspace_id: row.workspace_id,
+    name: row.name,
+    prefix: row.prefix,
+    status: row.status,
+    models: row.models,
+    tools: row.tools,
+    limits: row.limits,
+    created_at: seconds(row.created_at),
+    updated_at: seconds(row.updated_at),
+  };
+}
+
+const workspaceColumns = "id, name, plan, subscription, models, tools, limits, created_at, updated_at";
+const keyColumns = "id, workspace_id, name, prefix, status, models, tools, limits, created_at, updated_at";
+
+/** Workspaces and keys in the `ingress` schema; the only code that writes them. */
+export class IdentityStore {
+  constructor(private readonly db: Db) {}
+
+  async createWorkspace(body: CreateWorkspaceBody): Promise<Workspace> {
+    const { rows } = await this.db.query<WorkspaceRow>(
+      `INSERT INTO ingress.workspaces (id, name, plan, models, tools, limits)
+       VALUES ($1, $2, $3, COALESCE($4::jsonb, '["*"]'::jsonb), COALESCE($5::jsonb, '["webtool","serptool"]'::jsonb), COALESCE($6::jsonb, '{}'::jsonb))
+       RETURNING ${workspaceColumns}`,
+      [newId("ws"), body.name, body.plan, json(body.models), json(body.tools), json(body.limits)],
+    );
+    return toWorkspace(rows[0] as WorkspaceRow);
+  }
+
+  async getWorkspace(id: string): Promise<Workspace | undefined> {
+    const { rows } = await this.db.query<WorkspaceRow>(`SELECT ${workspaceColumns} FROM ingress.workspaces WHERE id = $1`, [id]);
+    return rows[0] ? toWorkspace(rows[0]) : undefined;
+  }
+
+  async listWorkspaces(): Promise<Workspace[]> {
+    const { rows } = await this.db.query<WorkspaceRow>(`SELECT ${workspaceColumns} FROM ingress.workspaces ORDER BY created_at, id`);
+    return rows.map(toWorkspace);
+  }
+
+  async patchWorkspace(id: string, patch: PatchWorkspaceBody): Promise<Workspace | undefined> {
+    const { rows } = await this.db.query<WorkspaceRow>(
+      `UPDATE ingress.workspaces SET
+         name = COALESCE($2, name),
+         plan = COALESCE($3, plan),
+         subscription = COALESCE($4, subscription),
+         models = COALESCE($5::jsonb, models),
+         tools = COALESCE($6::jsonb, tools),
+         limits = COALESCE($7::jsonb, limits),
+         updated_at = now()
+       WHERE id = $1
+       RETURNING ${workspaceColumns}`,
+      [id, patch.name ?? null, patch.plan ?? null, patch.subscription ?? null, json(patch.models), json(patch.tools), json(patch.limits)],
+    );
+    return rows[0] ? toWorkspace(rows[0]) : undefined;
+  }
+
+  /** Creates a key; the secret exists only in the returned value. */
+  async createKey(workspaceId: string, body: CreateKeyBody): Promise<{ key: ApiKey; secret: string }> {
+    const { secret, hash, prefix } = generateKey();
+    const { rows } = await this.db.query<KeyRow>(
+      `INSERT INTO ingress.api_keys (id, workspace_id, name, key_hash, prefix, models, tools, limits)
+       VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7::jsonb, COALESCE($8::jsonb, '{}'::jsonb))
+       RETURNING ${keyColumns}`,
+      [newId("key"), workspaceId, body.name ?? null, hash, prefix, json(body.models), json(body.tools), json(body.limits)],
+    );
+    return { key: toApiKey(rows[0] as KeyRow), secret };
+  }
+
+  async listKeys(workspaceId: string): Promise<ApiKey[]> {
+    const { rows } = await this.db.query<KeyRow>(
+      `SELECT ${keyColumns} FROM ingress.api_keys WHERE workspace_id = $1 ORDER BY created_at, id`,
+      [workspaceId],
+    );
+    return rows.map(toApiKey);
+  }
+
+  /** Revocation is final: a revoked key never becomes active or disabled again. */
+  async setKeyStatus(id: string, status: KeyStatus): Promise<ApiKey | "revoked" | undefined> {
+    const { rows } = await this.db.query<KeyRow>(
+      `UPDATE ingress.api_keys SET status = $2, updated_at = now()
+       WHERE id = $1 AND (status <> 'revoked' OR $2 = 'revoked')
+       RETURNING ${keyColumns}`,
+      [id, status],
+    );
+    if (rows[0]) return toApiKey(rows[0]);
+    const { rows: existing } = await this.db.query<{ status: KeyStatus }>(`SELECT status FROM ingress.api_keys WHERE id = $1`, [id]);
+    return existing[0] ? "revoked" : undefined;
+  }
+
+  async findByHash(hash: string): Promise<KeyPrincipal | undefined> {
+    const { rows } = await this.db.query<
+      WorkspaceRow & { key_id: string; key_status: KeyStatus; key_models: string[] | null; key_tools: string[] | null; key_limits: Limits }
+    >(
+      `SELECT k.id AS key_id, k.status AS key_status, k.models AS key_models, k.tools AS key_tools, k.limits AS key_limits,
+              w.id, w.name, w.plan, w.subscription, w.models, w.tools, w.limits, w.created_at, w.updated_at
+       FROM ingress.api_keys k JOIN ingress.workspaces w ON w.id = k.workspace_id
+       WHERE k.key_hash = $1`,
+      [hash],
+    );
+    const row = rows[0];
+    if (!row) return undefined;
+    return {
+      keyId: row.key_id,
+      keyStatus: row.key_status,
+      keyModels: row.key_models,
+      keyTools: row.key_tools,
+      keyLimits: row.key_limits,
+      workspace: toWorkspace(row),
+    };
+  }
+}

@@ -1,0 +1,2 @@
+export { createJobsService, jobsMigrations } from "./service";
+export type { JobsDeps, JobsService, JobsSettings } from "./service";

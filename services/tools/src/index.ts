@@ -1,0 +1,2 @@
+export { createToolsService } from "./service";
+export type { ToolsDeps, ToolsService, ToolsSettings } from "./service";
