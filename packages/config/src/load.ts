@@ -10,11 +10,13 @@ export class ConfigError extends Error {
 
 /** Formats zod issues as "path.to.key: problem" lines, so the operator sees which key is wrong. */
 export function describeIssues(issues: readonly z.core.$ZodIssue[], root = ""): string {
+  const at = (path: readonly PropertyKey[]) => [root, ...path.map(String)].filter(Boolean).join(".") || "(root)";
   return issues
-    .map((issue) => {
-      const path = [root, ...issue.path.map(String)].filter(Boolean).join(".");
-      return `${path || "(root)"}: ${issue.message}`;
-    })
+    .flatMap((issue) =>
+      issue.code === "unrecognized_keys"
+        ? issue.keys.map((key) => `${at([...issue.path, key])}: unknown key`)
+        : [`${at(issue.path)}: ${issue.message}`],
+    )
     .join("; ");
 }
 

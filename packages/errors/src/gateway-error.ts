@@ -69,7 +69,7 @@ function anthropicTypeFor(status: number, fallback: string): string {
 /** A zod failure on a request body: 400 naming the first offending field, as OpenAI does. */
 export function fromZodError(error: z.ZodError, where = "body"): GatewayError {
   const issue = error.issues[0];
-  const param = issue ? formatPath(issue.path) : null;
+  const param = issue && issue.path.length > 0 ? formatPath(issue.path) : null;
   const message = issue
     ? `Invalid ${where}: ${param ? `${param}: ` : ""}${issue.message}`
     : `Invalid ${where}`;

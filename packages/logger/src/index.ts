@@ -41,11 +41,16 @@ export function requestLogger(base: Logger, requestId: string): Logger {
   return base.child({ requestId });
 }
 
-/** Flushes buffered lines; called on shutdown so the last lines are not lost. */
+/**
+ * Writes out buffered lines synchronously; called just before process.exit so the last lines
+ * (why we stopped) are not lost. Child loggers share their parent's destination.
+ */
 export function flushLogger(logger: Logger): void {
+  const stream: unknown = Reflect.get(logger, pino.symbols.streamSym);
+  const flushSync = (stream as { flushSync?: () => void } | undefined)?.flushSync;
   try {
-    logger.flush();
+    flushSync?.call(stream);
   } catch {
-    // a destination without flush (test streams) has nothing buffered
+    // nothing buffered, or the destination is already closed
   }
 }

@@ -80,7 +80,10 @@ export function sendError(res: express.Response, error: GatewayError, path: stri
 export function toGatewayError(err: unknown): GatewayError {
   if (err instanceof GatewayError) return err;
   if (err instanceof ZodError) return fromZodError(err);
-  const bodyError = err as { type?: string; status?: number; limit?: number };
+  if (typeof err !== "object" || err === null) {
+    return new GatewayError("internal_error", "Internal server error", { cause: err });
+  }
+  const bodyError = err as { type?: string; status?: number; limit?: number; expose?: boolean; message?: string };
   switch (bodyError.type) {
     case "entity.parse.failed":
       return new GatewayError("invalid_request", "Invalid body: not valid JSON");
@@ -91,6 +94,10 @@ export function toGatewayError(err: unknown): GatewayError {
       return new GatewayError("unsupported_media_type", "Unsupported body encoding or charset");
     case "request.aborted":
       return new GatewayError("invalid_request", "Request body was aborted by the client");
+  }
+  // Any other client-side failure body-parser reports (size mismatch, …) stays a 4xx.
+  if (bodyError.expose === true && typeof bodyError.status === "number" && bodyError.status >= 400 && bodyError.status < 500) {
+    return new GatewayError("invalid_request", `Invalid body: ${bodyError.message ?? "rejected"}`, { status: bodyError.status });
   }
   return new GatewayError("internal_error", "Internal server error", { cause: err });
 }

@@ -41,7 +41,7 @@ async function withTimeout(check: ReadinessCheck, ms: number): Promise<boolean> 
   let timer: NodeJS.Timeout | undefined;
   try {
     return await Promise.race([
-      check().catch(() => false),
+      Promise.resolve().then(check).catch(() => false),
       new Promise<boolean>((resolve) => {
         timer = setTimeout(() => resolve(false), ms);
       }),

@@ -19,8 +19,9 @@ export function verifyIdentity(header: string | undefined, secret: string, maxAg
   if (!header) throw new GatewayError("unauthenticated_internal", "Missing internal identity: call this service through ingress");
   const dot = header.indexOf(".");
   const payload = dot > 0 ? header.slice(0, dot) : "";
-  const given = Buffer.from(dot > 0 ? header.slice(dot + 1) : "", "base64url");
-  const expected = Buffer.from(hmac(payload, secret), "base64url");
+  // Compare the signature text exactly: base64url decoding would ignore stray characters.
+  const given = Buffer.from(dot > 0 ? header.slice(dot + 1) : "");
+  const expected = Buffer.from(hmac(payload, secret));
   if (!payload || given.length !== expected.length || !timingSafeEqual(given, expected)) {
     throw new GatewayError("unauthenticated_internal", "Invalid internal identity signature");
   }

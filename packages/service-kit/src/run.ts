@@ -7,43 +7,43 @@ export interface Stoppable {
 
 /**
  * The process edge of every entry point: start the service, then on SIGTERM/SIGINT stop it
- * (not ready → close server → drain → end pools) under a hard timeout, and exit.
+ * (not ready → close server → drain → end pools) under a hard timeout, and exit. Signal handlers
+ * are in place before start(), so a signal during start-up still ends in an orderly stop.
  */
 export async function runUntilSignal(logger: Logger, start: () => Promise<Stoppable>, hardTimeoutMs = 30_000): Promise<void> {
-  let service: Stoppable;
-  try {
-    service = await start();
-  } catch (err) {
-    logger.fatal({ err }, "failed to start");
+  const exit = (code: number): never => {
     flushLogger(logger);
-    process.exit(1);
-  }
+    process.exit(code);
+  };
   let stopping = false;
+  const started = start();
   const shutdown = (signal: string) => {
     if (stopping) return;
     stopping = true;
     logger.info({ signal }, "shutting down");
-    const timer = setTimeout(() => {
+    setTimeout(() => {
       logger.error({ hardTimeoutMs }, "shutdown timed out; exiting");
-      flushLogger(logger);
-      process.exit(1);
+      exit(1);
     }, hardTimeoutMs);
-    timer.unref();
-    service
-      .stop()
+    started
+      .then((service) => service.stop())
       .then(() => {
         logger.info("stopped");
-        flushLogger(logger);
-        process.exit(0);
+        exit(0);
       })
       .catch((err: unknown) => {
         logger.error({ err }, "error while stopping");
-        flushLogger(logger);
-        process.exit(1);
+        exit(1);
       });
   };
   process.once("SIGTERM", () => shutdown("SIGTERM"));
   process.once("SIGINT", () => shutdown("SIGINT"));
+  try {
+    await started;
+  } catch (err) {
+    logger.fatal({ err }, "failed to start");
+    exit(1);
+  }
 }
 
 /** A configuration error is one fatal line naming the key, then exit 1. */

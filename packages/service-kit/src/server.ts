@@ -22,7 +22,9 @@ export async function startHttpServer(handler: RequestListener, port: number, ho
   });
   const bound = (server.address() as AddressInfo).port;
   const shownHost = host === "0.0.0.0" || host === "::" ? "127.0.0.1" : host;
-  return { server, port: bound, url: `http://${shownHost}:${bound}`, close: (graceMs) => closeServer(server, graceMs) };
+  // Shutdown paths overlap (signal + test teardown): every caller waits for the same drain.
+  let closing: Promise<void> | undefined;
+  return { server, port: bound, url: `http://${shownHost}:${bound}`, close: (graceMs) => (closing ??= closeServer(server, graceMs)) };
 }
 
 async function closeServer(server: Server, graceMs = 10_000): Promise<void> {

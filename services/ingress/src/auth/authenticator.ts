@@ -48,19 +48,26 @@ export class Authenticator {
   private async lookup(hash: string): Promise<KeyPrincipal | undefined> {
     const cached = this.cache.getFresh(hash);
     if (cached) return cached.principal;
-    let pending = this.inflight.get(hash);
+    // Lookups started before an invalidation are not shared with callers that come after it.
+    const slot = `${this.cache.epoch}:${hash}`;
+    let pending = this.inflight.get(slot);
     if (!pending) {
-      pending = this.fetch(hash).finally(() => this.inflight.delete(hash));
-      this.inflight.set(hash, pending);
+      pending = this.fetch(hash).finally(() => this.inflight.delete(slot));
+      this.inflight.set(slot, pending);
     }
     return pending;
   }
 
   private async fetch(hash: string): Promise<KeyPrincipal | undefined> {
     try {
-      const principal = await this.store.findByHash(hash);
-      this.cache.set(hash, principal);
-      return principal;
+      for (;;) {
+        const epoch = this.cache.epoch;
+        const principal = await this.store.findByHash(hash);
+        // A change was applied while we read: our row may predate it, so read again.
+        if (epoch !== this.cache.epoch) continue;
+        this.cache.set(hash, principal);
+        return principal;
+      }
     } catch (err) {
       const stale = this.cache.getStale(hash);
       if (stale) {

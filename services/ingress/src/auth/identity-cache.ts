@@ -23,6 +23,11 @@ export interface IdentityCacheOptions {
 export class IdentityCache {
   private readonly entries = new Map<string, Entry>();
   private readonly now: () => number;
+  /**
+   * Bumped by every invalidation, so a lookup that began before a change can tell that its answer
+   * may predate it and must not be cached or trusted.
+   */
+  private generation = 0;
 
   constructor(private readonly options: IdentityCacheOptions) {
     this.now = options.now ?? Date.now;
@@ -55,8 +60,13 @@ export class IdentityCache {
     }
   }
 
+  get epoch(): number {
+    return this.generation;
+  }
+
   /** Drops every entry of a key or of a workspace; a linear sweep, as changes are rare. */
   invalidate(kind: "key" | "workspace", id: string): number {
+    this.generation++;
     let dropped = 0;
     for (const [hash, entry] of this.entries) {
       const p = entry.principal;

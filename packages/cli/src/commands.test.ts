@@ -1,0 +1,169 @@
+import { describe, expect, it } from "vitest";
+import { parseCommand, UsageError } from "./commands";
+
+const args = (line: string) => line.split(" ").filter(Boolean);
+
+function usageError(argv: string[]): UsageError {
+  try {
+    parseCommand(argv);
+  } catch (err) {
+    if (err instanceof UsageError) return err;
+    throw err;
+  }
+  throw new Error(`expected a usage error for: ${argv.join(" ")}`);
+}
+
+describe("parseCommand: workspace commands", () => {
+  it("when workspace create has a name and a plan, then it POSTs them to /admin/workspaces", () => {
+    expect(parseCommand(args("workspace create acme --plan pro"))).toEqual({
+      call: { method: "POST", path: "/admin/workspaces", body: { name: "acme", plan: "pro" } },
+      json: false,
+    });
+  });
+
+  it("when workspace create has lists and limits, then they are split, trimmed and typed", () => {
+    const { call } = parseCommand([
+      "workspace",
+      "create",
+      "acme corp",
+      "--plan",
+      "enterprise",
+      "--models",
+      "gpt-4o-mini, claude-*,,",
+      "--tools",
+      "webtool,serptool",
+      "--rpm",
+      "120",
+      "--tpm",
+      "50000",
+    ]);
+    expect(call).toEqual({
+      method: "POST",
+      path: "/admin/workspaces",
+      body: {
+        name: "acme corp",
+        plan: "enterprise",
+        models: ["gpt-4o-mini", "claude-*"],
+        tools: ["webtool", "serptool"],
+        limits: { requests_per_minute: 120, tokens_per_minute: 50000 },
+      },
+    });
+  });
+
+  it("when only --rpm is given, then limits carries only requests_per_minute on the wire", () => {
+    const { call } = parseCommand(args("workspace create acme --plan plus --rpm 5"));
+    expect(JSON.parse(JSON.stringify(call.body))).toEqual({ name: "acme", plan: "plus", limits: { requests_per_minute: 5 } });
+  });
+
+  it("when workspace list or get is given, then it GETs the right path", () => {
+    expect(parseCommand(args("workspace list")).call).toEqual({ method: "GET", path: "/admin/workspaces" });
+    expect(parseCommand(args("workspace get ws_123")).call).toEqual({ method: "GET", path: "/admin/workspaces/ws_123" });
+  });
+
+  it("when workspace update is given flags, then it PATCHes only those fields", () => {
+    expect(parseCommand(args("workspace update ws_1 --plan pro --tools serptool")).call).toEqual({
+      method: "PATCH",
+      path: "/admin/workspaces/ws_1",
+      body: { plan: "pro", tools: ["serptool"] },
+    });
+    expect(parseCommand(args("workspace update ws_1 --name renamed --tpm 7")).call.body).toEqual({
+      name: "renamed",
+      limits: { requests_per_minute: undefined, tokens_per_minute: 7 },
+    });
+  });
+
+  it("when workspace cancel or activate is given, then it PATCHes the subscription", () => {
+    expect(parseCommand(args("workspace cancel ws_1")).call).toEqual({
+      method: "PATCH",
+      path: "/admin/workspaces/ws_1",
+      body: { subscription: "canceled" },
+    });
+    expect(parseCommand(args("workspace activate ws_1")).call.body).toEqual({ subscription: "active" });
+  });
+
+  it("when an id holds URL-significant characters, then it is encoded into one path segment", () => {
+    expect(parseCommand(["workspace", "get", "../keys?x=1"]).call.path).toBe("/admin/workspaces/..%2Fkeys%3Fx%3D1");
+  });
+
+  it("when --json is given anywhere, then json is true", () => {
+    expect(parseCommand(args("workspace list --json")).json).toBe(true);
+    expect(parseCommand(args("--json key list ws_1")).json).toBe(true);
+  });
+});
+
+describe("parseCommand: key commands", () => {
+  it("when key create is given, then it POSTs to the workspace's keys with the narrowing flags", () => {
+    expect(parseCommand(args("key create ws_9 --name ci --models gpt-4o-mini --tools webtool --rpm 10")).call).toEqual({
+      method: "POST",
+      path: "/admin/workspaces/ws_9/keys",
+      body: { name: "ci", models: ["gpt-4o-mini"], tools: ["webtool"], limits: { requests_per_minute: 10 } },
+    });
+    expect(parseCommand(args("key create ws_9")).call).toEqual({ method: "POST", path: "/admin/workspaces/ws_9/keys", body: {} });
+  });
+
+  it("when key list is given, then it GETs the workspace's keys", () => {
+    expect(parseCommand(args("key list ws_9")).call).toEqual({ method: "GET", path: "/admin/workspaces/ws_9/keys" });
+  });
+
+  it("when key disable, enable or revoke is given, then it PATCHes the key's status", () => {
+    const cases: [string, string][] = [
+      ["disable", "disabled"],
+      ["enable", "active"],
+      ["revoke", "revoked"],
+    ];
+    for (const [verb, status] of cases) {
+      expect(parseCommand(args(`key ${verb} key_42`)).call, verb).toEqual({
+        method: "PATCH",
+        path: "/admin/keys/key_42",
+        body: { status },
+      });
+    }
+  });
+});
+
+describe("parseCommand: usage errors", () => {
+  it("when a command lacks its id or name, then the usage error says what is missing", () => {
+    const cases: [string, RegExp][] = [
+      ["workspace create --plan pro", /name/],
+      ["workspace get", /workspace id/],
+      ["workspace update", /workspace id/],
+      ["workspace cancel", /workspace id/],
+      ["workspace activate", /workspace id/],
+      ["key create", /workspace id/],
+      ["key list", /workspace id/],
+      ["key revoke", /key id/],
+      ["key disable", /key id/],
+      ["key enable", /key id/],
+    ];
+    for (const [line, message] of cases) expect(usageError(args(line)).message, line).toMatch(message);
+  });
+
+  it("when workspace create has no --plan, then the usage error names --plan", () => {
+    expect(usageError(args("workspace create acme")).message).toContain("--plan");
+  });
+
+  it("when --rpm or --tpm is not a whole number, then the usage error names the flag", () => {
+    for (const bad of ["abc", "1.5", "1e3", "-5", "10x", ""]) {
+      const err = usageError(["workspace", "create", "acme", "--plan", "pro", `--rpm=${bad}`]);
+      expect(err.message, bad).toContain("--rpm");
+    }
+    expect(usageError(args("key create ws_1 --tpm ten")).message).toContain("--tpm");
+  });
+
+  it("when an unknown flag, an extra argument or an unknown command is given, then it is a usage error", () => {
+    expect(usageError(args("workspace list --bogus")).message).toMatch(/bogus/);
+    expect(usageError(args("key revoke key_1 key_2")).message).toContain("key_2");
+    expect(usageError(args("workspace delete ws_1")).message).toContain("workspace delete");
+    expect(usageError(args("key")).message).toMatch(/unknown command/);
+  });
+
+  it("when no command or --help is given, then it is a usage error with no message (just the usage text)", () => {
+    expect(usageError([]).message).toBe("");
+    expect(usageError(["--help"]).message).toBe("");
+    expect(usageError(args("workspace list -h")).message).toBe("");
+  });
+
+  it("when a string flag has no value, then it is a usage error", () => {
+    expect(usageError(args("workspace create acme --plan")).name).toBe("UsageError");
+  });
+});

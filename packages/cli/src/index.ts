@@ -1,0 +1,2 @@
+export { runCli } from "./run";
+export { parseCommand, UsageError } from "./commands";

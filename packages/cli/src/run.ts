@@ -1,0 +1,57 @@
+import { parseCommand, usage, UsageError } from "./commands";
+
+export interface CliIo {
+  adminUrl: string;
+  adminToken: string | undefined;
+  out: (text: string) => void;
+  err: (text: string) => void;
+}
+
+/** Runs one CLI command against the admin API; returns the process exit code. */
+export async function runCli(argv: string[], io: CliIo): Promise<number> {
+  let command;
+  try {
+    command = parseCommand(argv);
+  } catch (err) {
+    if (!(err instanceof UsageError)) throw err;
+    if (err.message) io.err(`error: ${err.message}\n`);
+    io.err(`${usage}\n`);
+    return 2;
+  }
+  if (!io.adminToken) {
+    io.err("error: GATEWAY_ADMIN_TOKEN is not set (the admin token printed by `pnpm start`)\n");
+    return 2;
+  }
+  const { call, json } = command;
+  let res: Response;
+  try {
+    res = await fetch(`${io.adminUrl.replace(/\/+$/, "")}${call.path}`, {
+      method: call.method,
+      headers: { authorization: `Bearer ${io.adminToken}`, "content-type": "application/json" },
+      body: call.body ? JSON.stringify(call.body) : undefined,
+    });
+  } catch (err) {
+    io.err(`error: cannot reach the admin API at ${io.adminUrl}: ${(err as Error).message}\n`);
+    return 1;
+  }
+  const body = (await res.json().catch(() => ({}))) as Record<string, unknown>;
+  if (!res.ok) {
+    const message = (body.error as { message?: string } | undefined)?.message ?? res.statusText;
+    io.err(json ? `${JSON.stringify(body)}\n` : `error (${res.status}): ${message}\n`);
+    return 1;
+  }
+  io.out(json ? `${JSON.stringify(body)}\n` : describe(body));
+  return 0;
+}
+
+/** A short human summary; --json gives the full object. */
+function describe(body: Record<string, unknown>): string {
+  const line = (o: Record<string, unknown>) => {
+    if (o.object === "workspace") return `${o.id}  ${o.name}  plan=${o.plan}  subscription=${o.subscription}  models=${(o.models as string[]).join(",")}`;
+    if (o.object === "api_key") return `${o.id}  ${o.prefix}…  status=${o.status}${o.name ? `  name=${o.name}` : ""}`;
+    return JSON.stringify(o);
+  };
+  if (body.object === "list") return `${(body.data as Record<string, unknown>[]).map(line).join("\n")}\n`;
+  const secret = typeof body.key === "string" ? `\nkey: ${body.key}\n(the secret is shown only now; store it safely)` : "";
+  return `${line(body)}${secret}\n`;
+}

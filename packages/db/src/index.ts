@@ -1,0 +1,7 @@
+export type { Db, DbLogger, Queryable, QueryResult } from "./types";
+export { createPgDb } from "./pg-db";
+export type { PgDbOptions } from "./pg-db";
+export { createPgliteDb } from "./pglite-db";
+export type { PgliteDbOptions } from "./pglite-db";
+export { runMigrations } from "./migrate";
+export type { MigrateOptions } from "./migrate";

@@ -1,0 +1,73 @@
+import { mkdir } from "node:fs/promises";
+import { PGlite } from "@electric-sql/pglite";
+import type { Results } from "@electric-sql/pglite";
+import { createTransactionGuard } from "./transaction-guard";
+import type { Db, QueryResult } from "./types";
+
+export interface PgliteDbOptions {
+  /** Folder holding the database files; created if missing. Undefined keeps everything in memory. */
+  dataDir?: string;
+}
+
+// PGlite turns int8 into a JS number; pg (and so production) returns a string, because int8 does not
+// fit a double. Returning the string here too keeps `count(*)` and bigint ids identical in both modes.
+const INT8_OID = 20;
+
+/**
+ * A `Db` over embedded PGlite. PGlite is one connection: its own `query`, `exec` and `transaction`
+ * share one mutex, so a transaction runs alone from BEGIN to COMMIT and no other caller's statement
+ * can land inside it (pglite-db.test.ts checks this). This wrapper therefore adds no lock of its own.
+ */
+export async function createPgliteDb(options: PgliteDbOptions = {}): Promise<Db> {
+  if (options.dataDir !== undefined) await mkdir(options.dataDir, { recursive: true });
+  const pglite = await PGlite.create({
+    dataDir: options.dataDir,
+    parsers: { [INT8_OID]: (value: string) => value },
+  });
+  const guard = createTransactionGuard();
+  let closing: Promise<void> | undefined;
+
+  return {
+    kind: "pglite",
+    async query<R = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<QueryResult<R>> {
+      guard.assertOutside("query");
+      return toResult<R>(await pglite.query<R>(sql, params));
+    },
+    async exec(sql) {
+      guard.assertOutside("exec");
+      await pglite.exec(sql);
+    },
+    async transaction(fn) {
+      guard.assertOutside("transaction");
+      return pglite.transaction((tx) =>
+        guard.run(() =>
+          fn({
+            async query<R = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<QueryResult<R>> {
+              return toResult<R>(await tx.query<R>(sql, params));
+            },
+            async exec(sql) {
+              await tx.exec(sql);
+            },
+          }),
+        ),
+      );
+    },
+    async ping() {
+      try {
+        await pglite.query("select 1");
+        return true;
+      } catch {
+        return false;
+      }
+    },
+    close() {
+      // PGlite flushes to dataDir on close; make repeated shutdown calls share that one close.
+      closing ??= pglite.closed ? Promise.resolve() : pglite.close();
+      return closing;
+    },
+  };
+}
+
+function toResult<R>(res: Results<R>): QueryResult<R> {
+  return { rows: res.rows, rowCount: res.rowCount ?? res.affectedRows ?? 0 };
+}

@@ -1,0 +1,170 @@
+import { Agent, request, type IncomingMessage, type RequestListener } from "node:http";
+import { afterEach, describe, expect, it } from "vitest";
+import { startHttpServer, type RunningServer } from "./server";
+
+const cleanups: (() => Promise<void> | void)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+async function start(handler: RequestListener): Promise<RunningServer> {
+  const server = await startHttpServer(handler, 0, "127.0.0.1");
+  cleanups.push(() => server.close(100));
+  return server;
+}
+
+function keepAliveAgent(): Agent {
+  const agent = new Agent({ keepAlive: true, maxSockets: 4 });
+  cleanups.push(() => agent.destroy());
+  return agent;
+}
+
+/** GET with node:http so the test controls connection reuse (fetch's pool would hide it). */
+function get(url: string, agent: Agent | false): Promise<{ status: number; body: string; endedAt: number }> {
+  return new Promise((resolve, reject) => {
+    const req = request(url, { agent }, (res: IncomingMessage) => {
+      let body = "";
+      res.setEncoding("utf8");
+      res.on("data", (chunk: string) => (body += chunk));
+      res.on("end", () => resolve({ status: res.statusCode ?? 0, body, endedAt: Date.now() }));
+      res.on("error", reject);
+    });
+    req.on("error", reject);
+    req.end();
+  });
+}
+
+function deferred(): { promise: Promise<void>; resolve: () => void } {
+  let resolve = () => {};
+  const promise = new Promise<void>((r) => (resolve = r));
+  return { promise, resolve };
+}
+
+describe("startHttpServer", () => {
+  it("when started on port 0, then it reports the bound port and a URL that answers", async () => {
+    const server = await start((_req, res) => res.end("hello"));
+    expect(server.port).toBeGreaterThan(0);
+    expect(server.url).toBe(`http://127.0.0.1:${server.port}`);
+    expect((await get(`${server.url}/`, false)).body).toBe("hello");
+  });
+
+  it("when bound to 0.0.0.0, then the shown URL uses 127.0.0.1", async () => {
+    const server = await startHttpServer((_req, res) => res.end("x"), 0, "0.0.0.0");
+    cleanups.push(() => server.close(100));
+    expect(server.url).toBe(`http://127.0.0.1:${server.port}`);
+  });
+
+  it("when the port is taken, then start rejects", async () => {
+    const first = await start((_req, res) => res.end());
+    await expect(startHttpServer((_req, res) => res.end(), first.port, "127.0.0.1")).rejects.toThrow(/EADDRINUSE/);
+  });
+});
+
+describe("RunningServer.close", () => {
+  it("when a slow response is in flight, then close waits for it to finish and then resolves", async () => {
+    const arrived = deferred();
+    let finishedAt = 0;
+    const server = await start((req, res) => {
+      if (req.url === "/slow") {
+        arrived.resolve();
+        res.on("finish", () => (finishedAt = Date.now()));
+        res.write("part-1;");
+        setTimeout(() => res.end("part-2"), 300);
+        return;
+      }
+      res.end("fast");
+    });
+    const agent = keepAliveAgent();
+    const response = get(`${server.url}/slow`, agent);
+    await arrived.promise;
+
+    let closedAt = 0;
+    const closing = server.close(10_000).then(() => (closedAt = Date.now()));
+    await new Promise((r) => setTimeout(r, 50));
+    expect(closedAt).toBe(0); // still waiting for the in-flight response
+
+    const done = await response;
+    expect(done).toMatchObject({ status: 200, body: "part-1;part-2" });
+    await closing;
+    expect(finishedAt).toBeGreaterThan(0);
+    expect(closedAt).toBeGreaterThanOrEqual(finishedAt);
+    // The keep-alive socket went idle after the response; it must not hold close() for long.
+    expect(closedAt - finishedAt).toBeLessThan(1_500);
+  });
+
+  it("when close has begun, then new connections are refused while the in-flight request finishes", async () => {
+    const arrived = deferred();
+    const server = await start((req, res) => {
+      if (req.url === "/slow") {
+        arrived.resolve();
+        setTimeout(() => res.end("slow-done"), 200);
+        return;
+      }
+      res.end("fast");
+    });
+    const slow = get(`${server.url}/slow`, false);
+    await arrived.promise;
+    const closing = server.close(10_000);
+    await expect(get(`${server.url}/fast`, false)).rejects.toThrow(/ECONNREFUSED|ECONNRESET/);
+    expect((await slow).body).toBe("slow-done");
+    await closing;
+  });
+
+  it("when only idle keep-alive sockets remain, then close resolves at once instead of waiting for their timeout", async () => {
+    const server = await start((_req, res) => res.end("ok"));
+    const agent = keepAliveAgent();
+    expect((await get(`${server.url}/`, agent)).body).toBe("ok");
+    // the client really holds an idle keep-alive socket to the server
+    const idleSockets = Object.values(agent.freeSockets).reduce((n, list) => n + (list?.length ?? 0), 0);
+    expect(idleSockets).toBe(1);
+
+    const started = Date.now();
+    await server.close(10_000);
+    expect(Date.now() - started).toBeLessThan(1_000);
+    expect(server.server.listening).toBe(false);
+  });
+
+  it("when a stream outlives the grace period, then close cuts it and resolves soon after graceMs", async () => {
+    const arrived = deferred();
+    const server = await start((_req, res) => {
+      res.writeHead(200, { "content-type": "text/event-stream" });
+      res.write("data: first\n\n");
+      arrived.resolve();
+      // never ends on its own
+    });
+    const stream = get(`${server.url}/stream`, false);
+    stream.catch(() => {}); // the cut surfaces as an aborted response
+    await arrived.promise;
+    const started = Date.now();
+    await server.close(200);
+    const took = Date.now() - started;
+    expect(took).toBeGreaterThanOrEqual(150);
+    expect(took).toBeLessThan(2_000);
+    await expect(stream).rejects.toThrow();
+  });
+
+  it("when close is called again while the first close is still draining, then the second call also waits for the drain", async () => {
+    const arrived = deferred();
+    let finishedAt = 0;
+    const server = await start((_req, res) => {
+      arrived.resolve();
+      res.on("finish", () => (finishedAt = Date.now()));
+      setTimeout(() => res.end("done"), 300);
+    });
+    const response = get(`${server.url}/slow`, false);
+    await arrived.promise;
+    const first = server.close(10_000);
+    let secondResolvedAt = 0;
+    const second = server.close(10_000).then(() => (secondResolvedAt = Date.now()));
+    expect((await response).body).toBe("done");
+    await Promise.all([first, second]);
+    expect(finishedAt).toBeGreaterThan(0);
+    expect(secondResolvedAt).toBeGreaterThanOrEqual(finishedAt);
+  });
+
+  it("when close is called twice, then the second call resolves too", async () => {
+    const server = await start((_req, res) => res.end());
+    await server.close(100);
+    await expect(server.close(100)).resolves.toBeUndefined();
+  });
+});

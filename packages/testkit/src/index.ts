@@ -1,0 +1,3 @@
+export * from "./infra";
+export * from "./emulators";
+export * from "./openapi";

@@ -1,0 +1,4 @@
+export { createTestDatabase } from "./postgres";
+export type { TestDatabase } from "./postgres";
+export { testRedisUrl, uniquePrefix } from "./redis";
+export { testNatsUrl, uniqueNamespace } from "./nats";

@@ -1,0 +1,3 @@
+export { assertOpenAI, createSpecValidator, validateOpenAI } from "./validate";
+export type { SpecValidator, ValidationResult } from "./validate";
+export { referenceFilePath } from "./spec-files";
