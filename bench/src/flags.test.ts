@@ -1,0 +1,38 @@
+import { describe, expect, it } from "vitest";
+import { defaultFlags, parseFlags } from "./flags";
+
+describe("parseFlags", () => {
+  it("gives the documented defaults without arguments", () => {
+    expect(parseFlags([])).toEqual({ requests: 2000, warmup: 300, block: 100, out: "bench/results/latest.json", help: false });
+    expect(parseFlags([])).toEqual(defaultFlags);
+  });
+
+  it("reads every flag, in both --name value and --name=value forms", () => {
+    expect(parseFlags(["--requests", "50", "--warmup=0", "--block", "7", "--out", "/tmp/x.json"])).toEqual({
+      requests: 50,
+      warmup: 0,
+      block: 7,
+      out: "/tmp/x.json",
+      help: false,
+    });
+    expect(parseFlags(["-h"]).help).toBe(true);
+  });
+
+  it.each([
+    [["--requests", "0"], "--requests: expected an integer >= 1"],
+    [["--block", "0"], "--block: expected an integer >= 1"],
+    [["--warmup=-1"], "--warmup: expected an integer >= 0"],
+    [["--requests", "abc"], '--requests: expected an integer >= 1, got "abc"'],
+    [["--requests", "1e3"], "--requests"],
+    [["--requests", "2.5"], "--requests"],
+    [["--requests", ""], "--requests"],
+    [["--out", " "], "--out"],
+  ])("rejects %j naming the flag", (argv, message) => {
+    expect(() => parseFlags(argv)).toThrow(message);
+  });
+
+  it("rejects unknown flags and stray arguments instead of ignoring them", () => {
+    expect(() => parseFlags(["--request", "10"])).toThrow(/request/);
+    expect(() => parseFlags(["2000"])).toThrow();
+  });
+});

@@ -1,0 +1,62 @@
+import { parseArgs } from "node:util";
+
+export interface BenchFlags {
+  /** Measured requests per path (direct and gateway each get this many). */
+  requests: number;
+  /** Unrecorded requests per path before measuring, so JIT, pools and caches are warm. */
+  warmup: number;
+  /** Requests per block; paths alternate block by block. */
+  block: number;
+  /** Where the JSON results go (relative paths against the working directory). */
+  out: string;
+  help: boolean;
+}
+
+export const defaultFlags: Readonly<BenchFlags> = {
+  requests: 2000,
+  warmup: 300,
+  block: 100,
+  out: "bench/results/latest.json",
+  help: false,
+};
+
+export const usage = `usage: tsx bench/src/main.ts [options]
+  --requests N   measured requests per path (default ${defaultFlags.requests})
+  --warmup N     unrecorded warm-up requests per path (default ${defaultFlags.warmup})
+  --block N      requests per block; paths alternate by block (default ${defaultFlags.block})
+  --out FILE     JSON results (default ${defaultFlags.out})
+  --help         this text`;
+
+/** Parses argv (without node and script); throws an Error naming the bad flag. */
+export function parseFlags(argv: readonly string[]): BenchFlags {
+  const { values } = parseArgs({
+    args: [...argv],
+    strict: true,
+    allowPositionals: false,
+    options: {
+      requests: { type: "string" },
+      warmup: { type: "string" },
+      block: { type: "string" },
+      out: { type: "string" },
+      help: { type: "boolean", short: "h" },
+    },
+  });
+  const out = values.out ?? defaultFlags.out;
+  if (out.trim() === "") throw new Error("--out: expected a file path");
+  return {
+    requests: integer("requests", values.requests, defaultFlags.requests, 1),
+    warmup: integer("warmup", values.warmup, defaultFlags.warmup, 0),
+    block: integer("block", values.block, defaultFlags.block, 1),
+    out,
+    help: values.help ?? false,
+  };
+}
+
+function integer(name: string, raw: string | undefined, fallback: number, min: number): number {
+  if (raw === undefined) return fallback;
+  // Number("") is 0 and Number("1e3") is 1000: accept plain digits only, so typos fail loudly.
+  if (!/^\d+$/.test(raw.trim())) throw new Error(`--${name}: expected an integer >= ${min}, got "${raw}"`);
+  const value = Number(raw);
+  if (!Number.isSafeInteger(value) || value < min) throw new Error(`--${name}: expected an integer >= ${min}, got "${raw}"`);
+  return value;
+}

@@ -1,0 +1,96 @@
+import { randomBytes } from "node:crypto";
+import { mkdirSync, writeFileSync } from "node:fs";
+import { dirname, resolve } from "node:path";
+import { Cleanup } from "./cleanup";
+import { parseFlags, usage, type BenchFlags } from "./flags";
+import { startGateway } from "./gateway/start-gateway";
+import { describeMachine } from "./machine";
+import { renderHeader, renderTable } from "./report";
+import { oneInFlight } from "./scenarios/one-in-flight";
+import type { BenchContext, Scenario, ScenarioResult } from "./scenarios/scenario";
+import { chatTargets } from "./targets";
+import { startFixedUpstream } from "./upstream/fixed-upstream";
+
+/** Run in this order; later scenarios (open-loop load, capacity, streaming, …) are appended here. */
+const scenarios: readonly Scenario[] = [oneInFlight];
+
+const progress = (message: string) => process.stderr.write(`[bench] ${message}\n`);
+
+/**
+ * BENCH_SERVICE_NODE_OPTIONS becomes the services' NODE_OPTIONS, e.g. "--cpu-prof
+ * --cpu-prof-dir=/tmp/prof" to see where their time goes; the bench's own flags stay unaffected.
+ */
+function serviceEnv(): Record<string, string> {
+  const options = process.env.BENCH_SERVICE_NODE_OPTIONS;
+  return options ? { NODE_OPTIONS: options } : {};
+}
+
+async function main(argv: readonly string[]): Promise<number> {
+  let flags: BenchFlags;
+  try {
+    flags = parseFlags(argv);
+  } catch (err) {
+    process.stderr.write(`${(err as Error).message}\n${usage}\n`);
+    return 2;
+  }
+  if (flags.help) {
+    process.stdout.write(`${usage}\n`);
+    return 0;
+  }
+
+  const cleanup = new Cleanup();
+  const interrupt = (signal: NodeJS.Signals) => {
+    progress(`${signal}: stopping`);
+    void cleanup.run().finally(() => process.exit(130));
+  };
+  process.once("SIGINT", interrupt);
+  process.once("SIGTERM", interrupt);
+
+  const machine = describeMachine();
+  const startedAt = new Date().toISOString();
+  try {
+    const upstreamKey = `sk-bench-${randomBytes(12).toString("hex")}`;
+    const upstream = await startFixedUpstream({ apiKey: upstreamKey });
+    cleanup.add("upstream", () => upstream.close());
+
+    progress("starting the mesh (four processes, Postgres, Redis, NATS)");
+    const gateway = await startGateway({ upstreamURL: upstream.url, upstreamKey, serviceEnv: serviceEnv() });
+    cleanup.add("mesh", async () => {
+      const codes = await gateway.stop();
+      if (Object.values(codes).some((code) => code !== 0)) {
+        process.stderr.write(`services did not exit cleanly: ${JSON.stringify(codes)}\n${gateway.output()}\n`);
+        process.exitCode = 1;
+      }
+    });
+
+    const ctx: BenchContext = { flags, upstream, gateway, chat: chatTargets(upstream, gateway, upstreamKey), progress };
+    const results: ScenarioResult[] = [];
+    for (const scenario of scenarios) results.push(await scenario.run(ctx));
+
+    const out = resolve(flags.out);
+    mkdirSync(dirname(out), { recursive: true });
+    const report = {
+      schema: 1,
+      startedAt,
+      finishedAt: new Date().toISOString(),
+      machine,
+      flags: { requests: flags.requests, warmup: flags.warmup, block: flags.block },
+      setup: { mesh: "four processes", database: "postgres", bus: "nats", redis: true, logLevel: "warn", upstream: "fixed, zero delay, in the bench process" },
+      scenarios: Object.fromEntries(results.map((r) => [r.name, r.data])),
+    };
+    writeFileSync(out, `${JSON.stringify(report, null, 2)}\n`);
+
+    const tables = results.flatMap((r) => r.tables.map(renderTable));
+    process.stdout.write(`\n${renderHeader(machine)}\n\n${tables.join("\n\n")}\n\nresults: ${out}\n`);
+    return 0;
+  } catch (err) {
+    process.stderr.write(`benchmark failed: ${(err as Error).stack ?? String(err)}\n`);
+    return 1;
+  } finally {
+    progress("stopping");
+    await cleanup.run();
+  }
+}
+
+const code = await main(process.argv.slice(2));
+process.exitCode = Math.max(code, typeof process.exitCode === "number" ? process.exitCode : 0);

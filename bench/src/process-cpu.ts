@@ -1,0 +1,74 @@
+import { execFileSync } from "node:child_process";
+import { readFileSync } from "node:fs";
+
+export interface ProcStat {
+  /** User plus system CPU time, in clock ticks. */
+  cpuTicks: number;
+  /** Resident set size, in pages. */
+  rssPages: number;
+}
+
+/**
+ * Parses /proc/<pid>/stat. The command name (field 2) is in parentheses and may itself contain
+ * spaces or parentheses, so the fields are counted from the last ")".
+ */
+export function parseProcStat(text: string): ProcStat {
+  const end = text.lastIndexOf(")");
+  if (end < 0) throw new Error("not a /proc/<pid>/stat line");
+  // After ")" the fields start at 3 (state): utime is field 14, stime 15, rss 24.
+  const fields = text.slice(end + 2).trim().split(/\s+/);
+  const at = (field: number) => Number(fields[field - 3]);
+  const utime = at(14);
+  const stime = at(15);
+  const rss = at(24);
+  if (![utime, stime, rss].every(Number.isFinite)) throw new Error("malformed /proc/<pid>/stat line");
+  return { cpuTicks: utime + stime, rssPages: rss };
+}
+
+let ticksPerSecond: number | undefined;
+function clockTicks(): number {
+  if (ticksPerSecond === undefined) {
+    try {
+      ticksPerSecond = Number(execFileSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).trim()) || 100;
+    } catch {
+      ticksPerSecond = 100; // the Linux value on every common architecture
+    }
+  }
+  return ticksPerSecond;
+}
+
+/** Total CPU time of another process in µs (10 ms steps on Linux); undefined where /proc is missing. */
+export function processCpuMicros(pid: number): number | undefined {
+  try {
+    const { cpuTicks } = parseProcStat(readFileSync(`/proc/${pid}/stat`, "utf8"));
+    return (cpuTicks * 1_000_000) / clockTicks();
+  } catch {
+    return undefined;
+  }
+}
+
+/** CPU time of this process in µs, at µs resolution. */
+export function ownCpuMicros(): number {
+  const { user, system } = process.cpuUsage();
+  return user + system;
+}
+
+/** CPU µs per named process; "bench" is this process (the client and the in-process upstream). */
+export type CpuReading = Record<string, number>;
+
+export function readCpu(pids: Readonly<Record<string, number>>): CpuReading {
+  const reading: CpuReading = { bench: ownCpuMicros() };
+  for (const [name, pid] of Object.entries(pids)) {
+    const micros = processCpuMicros(pid);
+    if (micros !== undefined) reading[name] = micros;
+  }
+  return reading;
+}
+
+/** Adds `after − before` into `total`, process by process. */
+export function accumulateCpu(total: CpuReading, before: CpuReading, after: CpuReading): void {
+  for (const [name, value] of Object.entries(after)) {
+    const start = before[name];
+    if (start !== undefined) total[name] = (total[name] ?? 0) + value - start;
+  }
+}

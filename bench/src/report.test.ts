@@ -1,0 +1,32 @@
+import { describe, expect, it } from "vitest";
+import { formatMs, renderHeader, renderTable } from "./report";
+
+describe("formatMs", () => {
+  it("shows three decimals, and a sign on differences", () => {
+    expect(formatMs(1.23456)).toBe("1.235");
+    expect(formatMs(0.1)).toBe("0.100");
+    expect(formatMs(1.5, true)).toBe("+1.500");
+    expect(formatMs(-0.25, true)).toBe("-0.250");
+  });
+});
+
+describe("renderTable", () => {
+  it("left-aligns labels and right-aligns numbers under their headers", () => {
+    const text = renderTable({ title: "t", columns: ["path", "p50"], rows: [["direct", "0.150"], ["gateway − direct", "+12.300"]] });
+    expect(text.split("\n")).toEqual([
+      "t",
+      "path                  p50",
+      "direct              0.150",
+      "gateway − direct  +12.300",
+    ]);
+  });
+});
+
+describe("renderHeader", () => {
+  it("names the machine, Node and commit, and flags uncommitted changes", () => {
+    const text = renderHeader({ cpuModel: "CPU X", cores: 2, memoryMB: 1024, platform: "linux-x64", node: "v20.1.0", commit: "abc1234", dirty: true });
+    expect(text).toContain("CPU X, 2 cores");
+    expect(text).toContain("v20.1.0");
+    expect(text).toContain("abc1234 (with uncommitted changes)");
+  });
+});

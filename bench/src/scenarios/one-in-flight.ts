@@ -1,0 +1,116 @@
+import { createLatencyHistogram, encodeHistogram, percentileDifference, summarize, type Histogram, type LatencySummary } from "../histogram";
+import { createTimedClient, type TimedClient } from "../http-client";
+import { interleaveBlocks } from "../interleave";
+import { accumulateCpu, readCpu, type CpuReading } from "../process-cpu";
+import { formatMs, type Table } from "../report";
+import { chatPaths, verifyChatPaths, type ChatPath } from "../targets";
+import type { BenchContext, Json, Scenario, ScenarioResult } from "./scenario";
+
+/**
+ * Scenario 1: one request in flight. The same non-streaming chat request goes straight to the
+ * upstream and through the gateway, in alternating blocks, so the difference between the two
+ * latency distributions is the time the gateway adds when it is otherwise idle.
+ */
+export const oneInFlight: Scenario = {
+  name: "one-in-flight",
+  async run(ctx: BenchContext): Promise<ScenarioResult> {
+    const { flags } = ctx;
+    const clients = byPath((path) => createTimedClient(ctx.chat[path], 1));
+    try {
+      await verifyChatPaths(clients);
+
+      ctx.progress(`one-in-flight: warm-up, ${flags.warmup} requests per path`);
+      for (const block of interleaveBlocks(chatPaths, flags.warmup, flags.block)) {
+        await runBlock(clients[block.path], block.count);
+      }
+
+      ctx.progress(`one-in-flight: ${flags.requests} requests per path in blocks of ${flags.block}`);
+      const histograms = byPath(() => createLatencyHistogram());
+      const cpu = byPath((): CpuReading => ({}));
+      const answeredBefore = ctx.upstream.answered;
+      const started = process.hrtime.bigint();
+      for (const block of interleaveBlocks(chatPaths, flags.requests, flags.block)) {
+        const before = readCpu(ctx.gateway.pids);
+        await runBlock(clients[block.path], block.count, histograms[block.path]);
+        accumulateCpu(cpu[block.path], before, readCpu(ctx.gateway.pids));
+      }
+      const durationMs = Number(process.hrtime.bigint() - started) / 1e6;
+      // Every gateway request must have reached the upstream: no error path, cache or shortcut.
+      const reached = ctx.upstream.answered - answeredBefore;
+      if (reached !== chatPaths.length * flags.requests) {
+        throw new Error(`upstream answered ${reached} requests, expected ${chatPaths.length * flags.requests}`);
+      }
+
+      const latency = byPath((path) => rounded(summarize(histograms[path])));
+      const overhead = percentileDifference(latency.gateway, latency.direct);
+      const cpuPerRequest = byPath((path) => perRequest(cpu[path], flags.requests));
+      return {
+        name: "one-in-flight",
+        tables: [latencyTable(latency, overhead, flags), cpuTable(cpuPerRequest)],
+        data: {
+          requestsPerPath: flags.requests,
+          warmupPerPath: flags.warmup,
+          blockSize: flags.block,
+          durationMs: Math.round(durationMs),
+          latencyMs: latency,
+          gatewayMinusDirectMs: { p50: round3(overhead.p50), p90: round3(overhead.p90), p99: round3(overhead.p99) },
+          // CPU of each process while each path's blocks ran; the services are idle during direct blocks.
+          cpuMicrosPerRequest: cpuPerRequest,
+          histogramsMicros: byPath((path) => encodeHistogram(histograms[path])),
+        } satisfies Json,
+      };
+    } finally {
+      await Promise.all(chatPaths.map((path) => clients[path].close()));
+    }
+  },
+};
+
+/** Strictly sequential: the next request leaves only once the previous answer is fully read. */
+async function runBlock(client: TimedClient, count: number, histogram?: Histogram): Promise<void> {
+  for (let i = 0; i < count; i++) {
+    const micros = await client.timed();
+    histogram?.recordValue(micros);
+  }
+}
+
+function byPath<T>(make: (path: ChatPath) => T): Record<ChatPath, T> {
+  return { direct: make("direct"), gateway: make("gateway") };
+}
+
+const round3 = (x: number) => Math.round(x * 1000) / 1000;
+
+function rounded(s: LatencySummary): LatencySummary {
+  return { count: s.count, p50: round3(s.p50), p90: round3(s.p90), p99: round3(s.p99), max: round3(s.max), mean: round3(s.mean) };
+}
+
+function perRequest(total: CpuReading, requests: number): Record<string, number> {
+  return Object.fromEntries(Object.entries(total).map(([name, micros]) => [name, Math.round(micros / requests)]));
+}
+
+function latencyTable(latency: Record<ChatPath, LatencySummary>, overhead: Record<"p50" | "p90" | "p99", number>, flags: BenchContext["flags"]): Table {
+  const row = (label: string, s: LatencySummary) => [label, formatMs(s.p50), formatMs(s.p90), formatMs(s.p99), formatMs(s.max), formatMs(s.mean)];
+  return {
+    title: `one request in flight: ${flags.requests} per path, blocks of ${flags.block}, after ${flags.warmup} warm-up (ms)`,
+    columns: ["path", "p50", "p90", "p99", "max", "mean"],
+    rows: [
+      row("direct", latency.direct),
+      row("gateway", latency.gateway),
+      ["gateway − direct", formatMs(overhead.p50, true), formatMs(overhead.p90, true), formatMs(overhead.p99, true), "", ""],
+    ],
+  };
+}
+
+function cpuTable(perPath: Record<ChatPath, Record<string, number>>): Table {
+  const names = Object.keys(perPath.gateway);
+  const services = names.filter((n) => n !== "bench");
+  const row = (path: ChatPath) => {
+    const values = perPath[path];
+    const mesh = services.reduce((sum, n) => sum + (values[n] ?? 0), 0);
+    return [path, ...names.map((n) => values[n] ?? 0), mesh];
+  };
+  return {
+    title: "CPU per request (µs; bench = client + upstream; services read from /proc in 10 ms ticks)",
+    columns: ["path", ...names, "services"],
+    rows: [row("direct"), row("gateway")],
+  };
+}

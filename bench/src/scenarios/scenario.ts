@@ -1,0 +1,32 @@
+import type { BenchFlags } from "../flags";
+import type { BenchGateway } from "../gateway/start-gateway";
+import type { RequestTarget } from "../http-client";
+import type { Table } from "../report";
+import type { ChatPath } from "../targets";
+import type { FixedUpstream } from "../upstream/fixed-upstream";
+
+export type Json = string | number | boolean | null | Json[] | { [key: string]: Json };
+
+/** What every scenario gets: the running upstream and mesh, and the requests to send. */
+export interface BenchContext {
+  flags: BenchFlags;
+  upstream: FixedUpstream;
+  gateway: BenchGateway;
+  chat: Record<ChatPath, RequestTarget>;
+  /** One line of progress on stderr (stdout carries the results). */
+  progress(message: string): void;
+}
+
+export interface ScenarioResult {
+  /** Key of this scenario in the JSON results. */
+  name: string;
+  /** The headline numbers, printed after the run. */
+  tables: Table[];
+  /** Everything worth keeping, written to the JSON results. */
+  data: Json;
+}
+
+export interface Scenario {
+  name: string;
+  run(ctx: BenchContext): Promise<ScenarioResult>;
+}

@@ -1,0 +1,49 @@
+import type { BenchGateway } from "./gateway/start-gateway";
+import { benchModel } from "./gateway/start-gateway";
+import type { RequestTarget, TimedClient } from "./http-client";
+import type { FixedUpstream } from "./upstream/fixed-upstream";
+import { answerText } from "./upstream/payloads";
+
+export type ChatPath = "direct" | "gateway";
+export const chatPaths: readonly ChatPath[] = ["direct", "gateway"];
+
+/** A short, typical chat request; byte-identical on both paths except for the key. */
+export const chatRequestBody = Buffer.from(
+  JSON.stringify({
+    model: benchModel,
+    messages: [
+      { role: "system", content: "You are a concise assistant." },
+      { role: "user", content: "In two sentences, why should a gateway add little latency?" },
+    ],
+    temperature: 0.2,
+    max_tokens: 128,
+  }),
+);
+
+/** The same non-streaming chat request, straight to the upstream and through the gateway. */
+export function chatTargets(upstream: FixedUpstream, gateway: BenchGateway, upstreamKey: string): Record<ChatPath, RequestTarget> {
+  const target = (baseURL: string, key: string): RequestTarget => {
+    const url = new URL(`${baseURL}/chat/completions`);
+    return {
+      origin: url.origin,
+      path: url.pathname,
+      headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+      body: chatRequestBody,
+    };
+  };
+  return { direct: target(upstream.url, upstreamKey), gateway: target(gateway.baseURL, gateway.key) };
+}
+
+/**
+ * One request per path before any timing: both must answer 200 with the same text, and the gateway
+ * must name the public model. A benchmark of error answers would measure the wrong thing fast.
+ */
+export async function verifyChatPaths(clients: Record<ChatPath, TimedClient>): Promise<void> {
+  for (const path of chatPaths) {
+    const answer = await clients[path].once();
+    if (answer.status !== 200) throw new Error(`${path}: status ${answer.status}: ${answer.text.slice(0, 500)}`);
+    const body = JSON.parse(answer.text) as { model?: unknown; choices?: { message?: { content?: unknown } }[] };
+    if (body.choices?.[0]?.message?.content !== answerText) throw new Error(`${path}: unexpected answer ${answer.text.slice(0, 500)}`);
+    if (path === "gateway" && body.model !== benchModel) throw new Error(`gateway: model ${String(body.model)}, expected ${benchModel}`);
+  }
+}

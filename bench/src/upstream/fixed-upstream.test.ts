@@ -1,0 +1,71 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startFixedUpstream, type FixedUpstream } from "./fixed-upstream";
+import { answerText, splitEvenly, upstreamModelName } from "./payloads";
+
+const key = "sk-test";
+let upstream: FixedUpstream;
+let paced: FixedUpstream;
+
+beforeAll(async () => {
+  upstream = await startFixedUpstream({ apiKey: key, streamPieces: 5 });
+  paced = await startFixedUpstream({ apiKey: key, streamPieces: 5, frameIntervalMs: 20 });
+});
+afterAll(async () => {
+  await upstream.close();
+  await paced.close();
+});
+
+const chat = (base: string, body: object, auth = `Bearer ${key}`) =>
+  fetch(`${base}/chat/completions`, { method: "POST", headers: { authorization: auth, "content-type": "application/json" }, body: JSON.stringify(body) });
+
+describe("the fixed upstream", () => {
+  it("answers a chat request with the fixed completion and counts it", async () => {
+    const before = upstream.answered;
+    const res = await chat(upstream.url, { model: "m", messages: [{ role: "user", content: "hi" }] });
+    expect(res.status).toBe(200);
+    const body = (await res.json()) as { object: string; model: string; choices: { message: { content: string } }[] };
+    expect(body.object).toBe("chat.completion");
+    expect(body.model).toBe(upstreamModelName);
+    expect(body.choices[0]?.message.content).toBe(answerText);
+    expect(upstream.answered).toBe(before + 1);
+  });
+
+  it("refuses a wrong key like a provider, without counting it", async () => {
+    const before = upstream.answered;
+    const res = await chat(upstream.url, { model: "m" }, "Bearer nope");
+    expect(res.status).toBe(401);
+    expect(((await res.json()) as { error: { code: string } }).error.code).toBe("invalid_api_key");
+    expect(upstream.answered).toBe(before);
+  });
+
+  it("streams the same text as SSE chunks that end with [DONE]", async () => {
+    const res = await chat(upstream.url, { model: "m", messages: [], stream: true });
+    expect(res.headers.get("content-type")).toMatch(/^text\/event-stream/);
+    const events = (await res.text()).split("\n\n").filter(Boolean).map((e) => e.replace(/^data: /, ""));
+    expect(events.at(-1)).toBe("[DONE]");
+    const chunks = events.slice(0, -1).map((e) => JSON.parse(e) as { object: string; choices: { delta: { content?: string } }[] });
+    expect(chunks.every((c) => c.object === "chat.completion.chunk")).toBe(true);
+    expect(chunks.map((c) => c.choices[0]?.delta.content ?? "").join("")).toBe(answerText);
+  });
+
+  it("paces stream frames at the configured interval", async () => {
+    const started = performance.now();
+    const res = await chat(paced.url, { model: "m", messages: [], stream: true });
+    const text = await res.text();
+    const frames = text.split("\n\n").filter(Boolean).length; // role, 5 pieces, finish, usage, [DONE]
+    expect(frames).toBe(9);
+    expect(performance.now() - started).toBeGreaterThanOrEqual(20 * (frames - 1) - 5);
+  });
+
+  it("answers 404 to other routes", async () => {
+    expect((await fetch(`${upstream.url}/models`)).status).toBe(404);
+  });
+});
+
+describe("splitEvenly", () => {
+  it("splits without losing or reordering characters", () => {
+    expect(splitEvenly("abcdefg", 3)).toEqual(["ab", "cd", "efg"]);
+    expect(splitEvenly("ab", 5)).toEqual(["a", "b"]);
+    expect(splitEvenly(answerText, 20).join("")).toBe(answerText);
+  });
+});

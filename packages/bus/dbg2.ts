@@ -1,0 +1,25 @@
+import { connect } from "nats";
+import { createNatsBus } from "./src/nats-bus";
+import { createRecordingLogger, deferred, jobWork, waitFor } from "./src/bus-testing";
+import { streamNameOf } from "./src/nats-setup";
+const admin = await connect({ servers: "nats://127.0.0.1:4222" });
+const jsm = await admin.jetstreamManager();
+for (const what of ["consumer", "stream"]) {
+  const ns = `dbgy${Date.now().toString(36)}`;
+  const logger = createRecordingLogger();
+  const bus = await createNatsBus({ url: "nats://127.0.0.1:4222", namespace: ns, logger });
+  const got: string[] = [];
+  const hold = deferred();
+  await bus.consume("jobs.work.tools", { durable: "tools" }, async (m) => { got.push(m.job_id); if (got.length === 1) await hold.promise; });
+  await bus.enqueue("jobs.work.tools", jobWork("first"), { msgId: "first" });
+  await waitFor(() => got.length === 1, "first");
+  if (what === "stream") await jsm.streams.delete(streamNameOf(ns)); else await jsm.consumers.delete(streamNameOf(ns), "tools_jobs_work_tools");
+  hold.resolve();
+  const t = Date.now();
+  await bus.enqueue("jobs.work.tools", jobWork("again"), { msgId: "again" });
+  try { await waitFor(() => got.length === 2, "job", 40_000); console.log(what, "ok", Date.now() - t); }
+  catch { console.log(what, "FAIL", JSON.stringify(logger.entries.map(e => [e.msg, String((e.obj.err as Error|undefined)?.message ?? "")]))); }
+  await bus.close();
+  await jsm.streams.delete(streamNameOf(ns)).catch(() => 0);
+}
+await admin.close();

@@ -1,0 +1,15 @@
+export { createInProcessBus } from "./in-process-bus";
+export type { InProcessBusOptions } from "./in-process-bus";
+export { createNatsBus } from "./nats-bus";
+export type { NatsBusOptions } from "./nats-bus";
+export { BusUsageError, InvalidMessageError } from "./messages";
+export type {
+  BroadcastHandler,
+  Bus,
+  BusLogger,
+  ConsumeOptions,
+  Consumer,
+  EnqueueOptions,
+  MessageMeta,
+  WorkHandler,
+} from "./types";

@@ -1,0 +1,234 @@
+import { ErrorCode, NatsError, connect } from "nats";
+import type { JetStreamManager, Msg, NatsConnection } from "nats";
+import type { BroadcastSubject, WorkSubject } from "@gw/contracts";
+import {
+  BusUsageError,
+  assertBroadcastSubject,
+  assertWorkSubject,
+  assertMsgId,
+  decodeJson,
+  encodeJson,
+  normalizeHeaders,
+  parseBroadcast,
+  parseWork,
+  resolveConsumeOptions,
+} from "./messages";
+import { startPullLoop } from "./nats-consumer";
+import {
+  assertNamespace,
+  consumerNameOf,
+  ensureConsumer,
+  ensureStream,
+  fromNatsHeaders,
+  natsSubjectOf,
+  toNatsHeaders,
+} from "./nats-setup";
+import type { BroadcastHandler, Bus, BusLogger, ConsumeOptions, Consumer, MessageMeta, WorkHandler } from "./types";
+
+export interface NatsBusOptions {
+  url: string;
+  /** Prefixes every subject and names the JetStream stream, so deployments and test runs never meet. */
+  namespace: string;
+  logger: BusLogger;
+  /** Connection name shown by the NATS server (monitoring, `nats server report connections`). */
+  name?: string;
+  /** Stream replicas; 1 for a single server, 3 for a production cluster. */
+  replicas?: number;
+  /** Upper bound on close(): a drain cannot finish while the server is unreachable. */
+  drainTimeoutMs?: number;
+}
+
+const PING_TIMEOUT_MS = 2_000;
+
+/**
+ * Connects, makes sure the work stream exists, and returns a Bus. The connection retries for ever
+ * (maxReconnectAttempts -1): a NATS restart must cost a pause, never a dead service. Core
+ * subscriptions are restored by the client; pull consumers re-pull on reconnect and the pull loop
+ * re-creates a stream or consumer that vanished.
+ */
+export async function createNatsBus(options: NatsBusOptions): Promise<Bus> {
+  const { namespace, logger } = options;
+  assertNamespace(namespace);
+  const replicas = options.replicas ?? 1;
+  const nc = await connect({
+    servers: options.url,
+    name: options.name,
+    maxReconnectAttempts: -1,
+    reconnectTimeWait: 1_000,
+  });
+  let stream: string;
+  let jsm: JetStreamManager;
+  try {
+    jsm = await nc.jetstreamManager();
+    stream = await ensureStream(jsm, namespace, replicas, logger);
+  } catch (err) {
+    await nc.close();
+    throw err;
+  }
+  const js = nc.jetstream();
+  const statusLog = logStatus(nc, logger);
+  const consumers = new Set<Consumer>();
+  const broadcastsInFlight = new Set<Promise<void>>();
+  let closing: Promise<void> | null = null;
+
+  function assertOpen(): void {
+    if (closing || nc.isClosed()) throw new BusUsageError("bus is closed");
+  }
+
+  function onBroadcast<S extends BroadcastSubject>(subject: S, handler: BroadcastHandler<S>, msg: Msg): void {
+    let message: Parameters<BroadcastHandler<S>>[0];
+    try {
+      message = parseBroadcast(subject, decodeJson(msg.data));
+    } catch (err) {
+      logger.warn({ subject, err }, "bus: broadcast message failed its schema, dropped");
+      return;
+    }
+    const meta: MessageMeta = { subject, headers: fromNatsHeaders(msg.headers), redelivered: false, deliveryCount: 1 };
+    const delivery: Promise<void> = Promise.resolve()
+      .then(() => handler(message, meta))
+      .catch((err: unknown) => logger.error({ subject, err }, "bus: broadcast handler failed"))
+      .finally(() => broadcastsInFlight.delete(delivery));
+    broadcastsInFlight.add(delivery);
+  }
+
+  return {
+    async publish(subject, message, headers) {
+      assertOpen();
+      const payload = encodeJson(parseBroadcast(subject, message));
+      nc.publish(natsSubjectOf(namespace, subject), payload, { headers: toNatsHeaders(normalizeHeaders(headers)) });
+    },
+
+    subscribe<S extends BroadcastSubject>(subject: S, handler: BroadcastHandler<S>) {
+      assertOpen();
+      assertBroadcastSubject(subject);
+      const sub = nc.subscribe(natsSubjectOf(namespace, subject), {
+        callback: (err, msg) => {
+          if (err) logger.error({ subject, err }, "bus: broadcast subscription failed");
+          else onBroadcast(subject, handler, msg);
+        },
+      });
+      // close() drains every subscription, so only an explicit unsubscribe needs handling here.
+      return () => {
+        if (!nc.isClosed()) sub.unsubscribe();
+      };
+    },
+
+    async enqueue(subject, message, opts) {
+      assertOpen();
+      const payload = encodeJson(parseWork(subject, message));
+      const headers = normalizeHeaders(opts.headers);
+      assertMsgId(opts.msgId);
+      const publish = () =>
+        js.publish(natsSubjectOf(namespace, subject), payload, {
+          // Prefixed so the same id (a job id) can key messages on different subjects of the
+          // one stream without JetStream dropping the second as a duplicate.
+          msgID: `${subject}:${opts.msgId}`,
+          headers: toNatsHeaders(headers),
+        });
+      try {
+        await publish();
+      } catch (err) {
+        // No stream answers: the server lost its store (or someone deleted the stream).
+        if (!(err instanceof NatsError && err.code === ErrorCode.NoResponders)) throw err;
+        await ensureStream(jsm, namespace, replicas, logger);
+        await publish();
+      }
+    },
+
+    async consume<S extends WorkSubject>(subject: S, consumeOpts: ConsumeOptions, handler: WorkHandler<S>) {
+      assertOpen();
+      const opts = resolveConsumeOptions(consumeOpts);
+      assertWorkSubject(subject);
+      const consumerName = consumerNameOf(opts.durable, subject);
+      const spec = {
+        stream,
+        name: consumerName,
+        filterSubject: natsSubjectOf(namespace, subject),
+        ackWaitMs: opts.ackWaitMs,
+        maxDeliver: opts.maxDeliver,
+      };
+      await ensureConsumer(jsm, spec);
+      const repair = async () => {
+        await ensureStream(jsm, namespace, replicas, logger);
+        await ensureConsumer(jsm, spec);
+      };
+      const loop = startPullLoop({ js, logger, stream, consumerName, subject, repair }, opts, handler);
+      const handle: Consumer = {
+        async stop() {
+          await loop.stop();
+          consumers.delete(handle);
+        },
+      };
+      consumers.add(handle);
+      return handle;
+    },
+
+    async ping() {
+      if (closing || nc.isClosed()) return false;
+      let timer: NodeJS.Timeout | undefined;
+      const timeout = new Promise<boolean>((resolve) => {
+        timer = setTimeout(() => resolve(false), PING_TIMEOUT_MS);
+      });
+      // A stream lookup proves both the connection and JetStream, which enqueue needs.
+      const check = jsm.streams.info(stream).then(
+        () => true,
+        () => false,
+      );
+      try {
+        return await Promise.race([check, timeout]);
+      } finally {
+        clearTimeout(timer);
+      }
+    },
+
+    close() {
+      closing ??= (async () => {
+        await Promise.allSettled([...consumers].map((c) => c.stop()));
+        await drainWithin(nc, options.drainTimeoutMs ?? 10_000, logger);
+        await Promise.allSettled([...broadcastsInFlight]);
+        statusLog.stop();
+        await statusLog.done;
+      })();
+      return closing;
+    },
+  };
+}
+
+async function drainWithin(nc: NatsConnection, timeoutMs: number, logger: BusLogger): Promise<void> {
+  if (nc.isClosed()) return;
+  let timer: NodeJS.Timeout | undefined;
+  const timedOut = new Promise<"timeout">((resolve) => {
+    timer = setTimeout(() => resolve("timeout"), timeoutMs);
+  });
+  try {
+    const result = await Promise.race([nc.drain().then(() => "drained" as const), timedOut]);
+    if (result === "timeout") {
+      logger.warn({ timeoutMs }, "bus: drain timed out, closing the NATS connection");
+      await nc.close();
+    }
+  } catch (err) {
+    logger.warn({ err }, "bus: drain failed, closing the NATS connection");
+    if (!nc.isClosed()) await nc.close();
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+function logStatus(nc: NatsConnection, logger: BusLogger): { done: Promise<void>; stop(): void } {
+  const status = nc.status();
+  const done = (async () => {
+    for await (const s of status) {
+      const fields = { type: s.type, data: typeof s.data === "string" ? s.data : JSON.stringify(s.data) };
+      if (s.type === "disconnect" || s.type === "error") logger.warn(fields, "bus: NATS connection trouble");
+      else if (s.type === "reconnect") logger.info(fields, "bus: NATS reconnected");
+    }
+  })().catch(() => undefined);
+  return {
+    done,
+    // The status iterator does not end when the connection closes; it is a QueuedIterator at
+    // runtime (typed only as AsyncIterable), whose stop() ends the loop above.
+    stop() {
+      if ("stop" in status && typeof status.stop === "function") status.stop();
+    },
+  };
+}

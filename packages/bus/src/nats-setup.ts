@@ -1,0 +1,171 @@
+import {
+  AckPolicy,
+  DeliverPolicy,
+  DiscardPolicy,
+  NatsError,
+  RetentionPolicy,
+  StorageType,
+  headers as createHeaders,
+  nanos,
+} from "nats";
+import type { JetStreamManager, MsgHdrs, StreamConfig } from "nats";
+import { workSubjects } from "@gw/contracts";
+import { BusUsageError } from "./messages";
+import type { BusLogger } from "./types";
+
+/** JetStream dedupes a Nats-Msg-Id seen within this window; the in-process bus uses the same. */
+export const DEDUPE_WINDOW_MS = 60 * 60 * 1000;
+
+const NAMESPACE = /^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$/;
+
+export function assertNamespace(namespace: string): void {
+  if (!NAMESPACE.test(namespace)) {
+    throw new BusUsageError(`bus namespace "${namespace}" must be dot-separated tokens of [A-Za-z0-9_-]`);
+  }
+}
+
+export function natsSubjectOf(namespace: string, subject: string): string {
+  return `${namespace}.${subject}`;
+}
+
+export function streamNameOf(namespace: string): string {
+  return `${namespace.toUpperCase().replace(/[^A-Z0-9_]/g, "_")}_WORK`;
+}
+
+/**
+ * All work subjects share one stream, whose consumer names must be unique: the subject is part of
+ * the name so the same durable (say "worker") can be used on two subjects.
+ */
+export function consumerNameOf(durable: string, subject: string): string {
+  return `${durable}_${subject.replace(/\./g, "_")}`;
+}
+
+const STREAM_NOT_FOUND = 10059;
+const CONSUMER_NOT_FOUND = 10014;
+
+function apiErrorCode(err: unknown): number | undefined {
+  return err instanceof NatsError ? err.api_error?.err_code : undefined;
+}
+
+export function isMissingResource(err: unknown): boolean {
+  const code = apiErrorCode(err);
+  if (code === STREAM_NOT_FOUND || code === CONSUMER_NOT_FOUND) return true;
+  // The pull iterator reports these as plain messages or status codes rather than API errors.
+  const message = err instanceof Error ? err.message : "";
+  return /consumer (not found|deleted)|stream not found|no responders/i.test(message);
+}
+
+/**
+ * A work-queue stream: a message is removed once acked, so disk stays bounded and a re-created
+ * durable sees only unfinished work, never a replay of done jobs. The price is one durable per
+ * subject, which is how the mesh uses it (one worker kind per job subject, replicas share it).
+ * Messages enqueued before any consumer exists wait for it (an interest stream would drop them).
+ */
+export async function ensureStream(
+  jsm: JetStreamManager,
+  namespace: string,
+  replicas: number,
+  logger: BusLogger,
+): Promise<string> {
+  const name = streamNameOf(namespace);
+  const subjects = Object.keys(workSubjects).map((s) => natsSubjectOf(namespace, s)).sort();
+  const desired: Partial<StreamConfig> & { name: string } = {
+    name,
+    subjects,
+    retention: RetentionPolicy.Workqueue,
+    storage: StorageType.File,
+    discard: DiscardPolicy.Old,
+    duplicate_window: nanos(DEDUPE_WINDOW_MS),
+    num_replicas: replicas,
+  };
+  let existing: StreamConfig;
+  try {
+    existing = (await jsm.streams.info(name)).config;
+  } catch (err) {
+    if (apiErrorCode(err) !== STREAM_NOT_FOUND) throw err;
+    try {
+      await jsm.streams.add(desired);
+      logger.info({ stream: name, subjects }, "bus: created work stream");
+      return name;
+    } catch (addErr) {
+      // Another replica may have created it between our info and add; fall through to compare.
+      existing = (await jsm.streams.info(name).catch(() => Promise.reject(addErr))).config;
+    }
+  }
+  if (existing.retention !== RetentionPolicy.Workqueue) {
+    throw new BusUsageError(`stream ${name} exists with retention "${existing.retention}", expected workqueue`);
+  }
+  // Sanitising the namespace into a stream name can map two namespaces to one name; never take
+  // over a stream that carries another namespace's subjects.
+  const foreign = existing.subjects.filter((s) => !s.startsWith(`${namespace}.`));
+  if (foreign.length > 0) {
+    throw new BusUsageError(`stream ${name} already carries subjects of another namespace: ${foreign.join(", ")}`);
+  }
+  const sameSubjects = [...existing.subjects].sort().join(",") === subjects.join(",");
+  if (!sameSubjects || existing.duplicate_window !== desired.duplicate_window) {
+    await jsm.streams.update(name, { ...existing, subjects, duplicate_window: desired.duplicate_window });
+    logger.info({ stream: name, subjects }, "bus: updated work stream");
+  }
+  return name;
+}
+
+export interface ConsumerSpec {
+  stream: string;
+  name: string;
+  filterSubject: string;
+  ackWaitMs: number;
+  maxDeliver: number;
+}
+
+export async function ensureConsumer(jsm: JetStreamManager, spec: ConsumerSpec): Promise<void> {
+  const ackWait = nanos(spec.ackWaitMs);
+  try {
+    const info = await jsm.consumers.info(spec.stream, spec.name);
+    if (info.config.ack_wait !== ackWait || info.config.max_deliver !== spec.maxDeliver) {
+      await jsm.consumers.update(spec.stream, spec.name, { ack_wait: ackWait, max_deliver: spec.maxDeliver });
+    }
+    return;
+  } catch (err) {
+    if (apiErrorCode(err) !== CONSUMER_NOT_FOUND) throw err;
+  }
+  try {
+    await jsm.consumers.add(spec.stream, {
+      durable_name: spec.name,
+      ack_policy: AckPolicy.Explicit,
+      deliver_policy: DeliverPolicy.All,
+      filter_subject: spec.filterSubject,
+      ack_wait: ackWait,
+      max_deliver: spec.maxDeliver,
+    });
+  } catch (err) {
+    const message = err instanceof Error ? err.message : String(err);
+    if (/workqueue/i.test(message)) {
+      throw new BusUsageError(
+        `cannot create consumer ${spec.name} on ${spec.filterSubject}: another durable already consumes ` +
+          `this work subject (${message}); a work subject has one durable`,
+      );
+    }
+    throw err;
+  }
+}
+
+/** Bus headers go out lower-cased (see normalizeHeaders); none means no header block at all. */
+export function toNatsHeaders(headers: Record<string, string>): MsgHdrs | undefined {
+  const entries = Object.entries(headers);
+  if (entries.length === 0) return undefined;
+  const h = createHeaders();
+  for (const [name, value] of entries) h.set(name, value);
+  return h;
+}
+
+export function fromNatsHeaders(headers: MsgHdrs | undefined): Record<string, string> {
+  const out: Record<string, string> = {};
+  if (!headers) return out;
+  for (const name of headers.keys()) {
+    const key = name.toLowerCase();
+    // Nats-* headers are JetStream's own (dedupe id, stream source...), not the sender's.
+    if (key.startsWith("nats-")) continue;
+    out[key] = headers.get(name);
+  }
+  return out;
+}
