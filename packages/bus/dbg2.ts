@@ -4,7 +4,7 @@ import { createRecordingLogger, deferred, jobWork, waitFor } from "./src/bus-tes
 import { streamNameOf } from "./src/nats-setup";
 const admin = await connect({ servers: "nats://127.0.0.1:4222" });
 const jsm = await admin.jetstreamManager();
-for (const what of ["consumer", "stream"]) {
+for (const what of ["consumer"]) {
   const ns = `dbgy${Date.now().toString(36)}`;
   const logger = createRecordingLogger();
   const bus = await createNatsBus({ url: "nats://127.0.0.1:4222", namespace: ns, logger });

@@ -140,7 +140,11 @@ export function startPullLoop<S extends WorkSubject>(
           logger.warn({ ...log, err, failures }, "bus: pulling work failed, retrying");
         }
         await sleep(Math.min(MAX_BACKOFF_MS, 250 * 2 ** Math.min(failures, 5)));
-        if (!stopping) await deps.repair().catch(() => undefined);
+        if (!stopping) {
+          await deps.repair().catch((repairErr: unknown) => {
+            logger.warn({ ...log, err: repairErr }, "bus: could not re-create the stream or consumer yet");
+          });
+        }
       } finally {
         currentFetch = null;
       }

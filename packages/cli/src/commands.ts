@@ -79,9 +79,10 @@ export function parseCommand(argv: string[]): { call: AdminCall; json: boolean }
       case "workspace get":
         return { method: "GET", path: `/admin/workspaces/${need("workspace id")}` };
       case "workspace update": {
+        const path = `/admin/workspaces/${need("workspace id")}`;
         const body = shape({ name: values.name, plan: values.plan, models: list(values.models), tools: list(values.tools), limits: limits() });
         if (Object.keys(body).length === 0) throw new UsageError("workspace update needs at least one of --name, --plan, --models, --tools, --rpm, --tpm");
-        return { method: "PATCH", path: `/admin/workspaces/${need("workspace id")}`, body };
+        return { method: "PATCH", path, body };
       }
       case "workspace cancel":
       case "workspace activate":
