@@ -7,5 +7,7 @@ export default defineConfig({
     hookTimeout: 120_000,
     // Integration and end-to-end files start servers and processes: two cores, so two at a time.
     maxWorkers: 2,
+    // CI also writes a JSON report, from which .ci/run prints the plain "N passed, N failed" line.
+    reporters: process.env.CI ? ["default", ["json", { outputFile: ".ci/results.json" }]] : ["default"],
   },
 });

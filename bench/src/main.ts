@@ -9,7 +9,7 @@ import { renderHeader, renderTable } from "./report";
 import { oneInFlight } from "./scenarios/one-in-flight";
 import type { BenchContext, Scenario, ScenarioResult } from "./scenarios/scenario";
 import { chatTargets } from "./targets";
-import { startFixedUpstream } from "./upstream/fixed-upstream";
+import { spawnUpstream } from "./upstream/spawn-upstream";
 
 /** Run in this order; later scenarios (open-loop load, capacity, streaming, …) are appended here. */
 const scenarios: readonly Scenario[] = [oneInFlight];
@@ -17,8 +17,9 @@ const scenarios: readonly Scenario[] = [oneInFlight];
 const progress = (message: string) => process.stderr.write(`[bench] ${message}\n`);
 
 /**
- * BENCH_SERVICE_NODE_OPTIONS becomes the services' NODE_OPTIONS, e.g. "--cpu-prof
- * --cpu-prof-dir=/tmp/prof" to see where their time goes; the bench's own flags stay unaffected.
+ * BENCH_SERVICE_NODE_OPTIONS becomes the services' NODE_OPTIONS, e.g. "--import /tmp/profiler.mjs"
+ * (a hook that starts the inspector's profiler) to see where their time goes; Node refuses
+ * --cpu-prof there. The bench's own process is unaffected.
  */
 function serviceEnv(): Record<string, string> {
   const options = process.env.BENCH_SERVICE_NODE_OPTIONS;
@@ -50,8 +51,11 @@ async function main(argv: readonly string[]): Promise<number> {
   const startedAt = new Date().toISOString();
   try {
     const upstreamKey = `sk-bench-${randomBytes(12).toString("hex")}`;
-    const upstream = await startFixedUpstream({ apiKey: upstreamKey });
-    cleanup.add("upstream", () => upstream.close());
+    const upstream = await spawnUpstream({ apiKey: upstreamKey });
+    cleanup.add("upstream", async () => {
+      const code = await upstream.stop();
+      if (code !== 0) throw new Error(`upstream exited with ${code}`);
+    });
 
     progress("starting the mesh (four processes, Postgres, Redis, NATS)");
     const gateway = await startGateway({ upstreamURL: upstream.url, upstreamKey, serviceEnv: serviceEnv() });
@@ -63,7 +67,14 @@ async function main(argv: readonly string[]): Promise<number> {
       }
     });
 
-    const ctx: BenchContext = { flags, upstream, gateway, chat: chatTargets(upstream, gateway, upstreamKey), progress };
+    const ctx: BenchContext = {
+      flags,
+      upstream,
+      gateway,
+      processes: { upstream: upstream.pid, ...gateway.pids },
+      chat: chatTargets(upstream, gateway, upstreamKey),
+      progress,
+    };
     const results: ScenarioResult[] = [];
     for (const scenario of scenarios) results.push(await scenario.run(ctx));
 
@@ -75,7 +86,7 @@ async function main(argv: readonly string[]): Promise<number> {
       finishedAt: new Date().toISOString(),
       machine,
       flags: { requests: flags.requests, warmup: flags.warmup, block: flags.block },
-      setup: { mesh: "four processes", database: "postgres", bus: "nats", redis: true, logLevel: "warn", upstream: "fixed, zero delay, in the bench process" },
+      setup: { mesh: "four processes", database: "postgres", bus: "nats", redis: true, logLevel: "warn", upstream: "fixed answer, zero delay, own process" },
       scenarios: Object.fromEntries(results.map((r) => [r.name, r.data])),
     };
     writeFileSync(out, `${JSON.stringify(report, null, 2)}\n`);

@@ -53,7 +53,7 @@ export function ownCpuMicros(): number {
   return user + system;
 }
 
-/** CPU µs per named process; "bench" is this process (the client and the in-process upstream). */
+/** CPU µs per named process; "bench" is this process (the load generator). */
 export type CpuReading = Record<string, number>;
 
 export function readCpu(pids: Readonly<Record<string, number>>): CpuReading {

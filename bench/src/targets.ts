@@ -1,7 +1,7 @@
 import type { BenchGateway } from "./gateway/start-gateway";
 import { benchModel } from "./gateway/start-gateway";
 import type { RequestTarget, TimedClient } from "./http-client";
-import type { FixedUpstream } from "./upstream/fixed-upstream";
+import type { UpstreamProcess } from "./upstream/spawn-upstream";
 import { answerText } from "./upstream/payloads";
 
 export type ChatPath = "direct" | "gateway";
@@ -21,7 +21,7 @@ export const chatRequestBody = Buffer.from(
 );
 
 /** The same non-streaming chat request, straight to the upstream and through the gateway. */
-export function chatTargets(upstream: FixedUpstream, gateway: BenchGateway, upstreamKey: string): Record<ChatPath, RequestTarget> {
+export function chatTargets(upstream: UpstreamProcess, gateway: BenchGateway, upstreamKey: string): Record<ChatPath, RequestTarget> {
   const target = (baseURL: string, key: string): RequestTarget => {
     const url = new URL(`${baseURL}/chat/completions`);
     return {

@@ -236,6 +236,21 @@ describe("when the request or the upstream fails", () => {
   });
 });
 
+describe("when an operator scrapes the services", () => {
+  it("then ingress (admin port) and inference count requests and latency by route and status", async () => {
+    const ingress = await (await fetch(`${gw.adminURL}/metrics`)).text();
+    expect(ingress).toMatch(/gw_http_requests_total\{[^}]*route="\/v1\/chat\/completions"[^}]*status="200"[^}]*\} [1-9]/);
+    expect(ingress).toMatch(/gw_http_requests_total\{[^}]*route="\/v1\/models"[^}]*status="401"[^}]*\} [1-9]/);
+    expect(ingress).toMatch(/gw_http_request_duration_seconds_bucket\{[^}]*route="\/v1\/chat\/completions"/);
+    const inference = await (await fetch(`http://127.0.0.1:${gw.ports.inference}/metrics`)).text();
+    expect(inference).toMatch(/gw_http_requests_total\{[^}]*route="\/v1\/chat\/completions"[^}]*status="502"[^}]*\} [1-9]/);
+    for (const port of [gw.ports.tools, gw.ports.jobs]) {
+      expect((await fetch(`http://127.0.0.1:${port}/metrics`)).status).toBe(200);
+      expect((await fetch(`http://127.0.0.1:${port}/readyz`)).status).toBe(200);
+    }
+  });
+});
+
 /** Starts a slowly paced stream, reads its first chunk, then aborts. */
 async function startSlowStream(controller: AbortController): Promise<boolean> {
   upstream.script({ status: 200, chunkDelayMs: 300 });

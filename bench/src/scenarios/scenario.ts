@@ -3,15 +3,17 @@ import type { BenchGateway } from "../gateway/start-gateway";
 import type { RequestTarget } from "../http-client";
 import type { Table } from "../report";
 import type { ChatPath } from "../targets";
-import type { FixedUpstream } from "../upstream/fixed-upstream";
+import type { UpstreamProcess } from "../upstream/spawn-upstream";
 
 export type Json = string | number | boolean | null | Json[] | { [key: string]: Json };
 
 /** What every scenario gets: the running upstream and mesh, and the requests to send. */
 export interface BenchContext {
   flags: BenchFlags;
-  upstream: FixedUpstream;
+  upstream: UpstreamProcess;
   gateway: BenchGateway;
+  /** Every process the benchmark started, by name (upstream and the four services), for CPU and memory. */
+  processes: Record<string, number>;
   chat: Record<ChatPath, RequestTarget>;
   /** One line of progress on stderr (stdout carries the results). */
   progress(message: string): void;

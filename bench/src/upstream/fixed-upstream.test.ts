@@ -69,3 +69,10 @@ describe("splitEvenly", () => {
     expect(splitEvenly(answerText, 20).join("")).toBe(answerText);
   });
 });
+
+describe("the stats route", () => {
+  it("reports how many chat requests were answered", async () => {
+    const res = await fetch(new URL("/_bench/stats", upstream.url));
+    expect(await res.json()).toEqual({ answered: upstream.answered });
+  });
+});

@@ -23,6 +23,8 @@ export interface FixedUpstream {
 /** JSON bodies are compact and the gateway re-serialises, so this substring is exact for both paths. */
 const streamMarker = Buffer.from('"stream":true');
 const chatPath = "/v1/chat/completions";
+/** Not part of any provider's API: lets a benchmark in another process read `answered`. */
+export const statsPath = "/_bench/stats";
 
 /**
  * A zero-delay OpenAI-compatible upstream for POST /v1/chat/completions. Every answer is a
@@ -59,6 +61,9 @@ export async function startFixedUpstream(options: FixedUpstreamOptions): Promise
   };
 
   const server = createServer({ keepAlive: true }, (req, res) => {
+    if (req.method === "GET" && req.url === statsPath) {
+      return send(res, 200, Buffer.from(JSON.stringify({ answered })));
+    }
     if (req.method !== "POST" || req.url !== chatPath) {
       req.resume();
       return send(res, 404, notFound);

@@ -48,14 +48,15 @@ export function createPublicApp(deps: PublicAppDeps): Express {
 function gate(authenticator: Authenticator): RequestHandler {
   return async (req, res, next) => {
     if (!req.path.startsWith("/v1/")) return next();
+    const target = resolveRoute(req.path);
+    // Label first, so refused calls are counted under their route too.
+    res.locals.route = target?.label ?? "unmatched";
     for (const name of Object.keys(req.headers)) {
       if (name.startsWith(internalHeaderPrefix)) delete req.headers[name];
     }
     const { identity } = await authenticator.authenticate(req.headers);
     res.locals.identity = identity;
-    const target = resolveRoute(req.path);
     if (!target) throw new GatewayError("not_found", `Unknown route: ${req.method} ${req.path}`);
-    res.locals.route = target.label;
     if (target.tool && !identity.tools.includes(target.tool)) {
       throw new GatewayError("tool_not_allowed", `The tool \`${target.tool}\` is not enabled for this key`);
     }
