@@ -88,7 +88,6 @@ export function startPullLoop<S extends WorkSubject>(
   }
 
   function settle(m: JsMsg, how: "ack" | "nak" | "term" | "working", delayMs?: number): void {
-    if (how !== "working") console.log("DBG settle", how, m.seq, m.info.deliveryCount, Date.now() % 100000);
     try {
       if (how === "ack") m.ack();
       else if (how === "nak") m.nak(delayMs);
@@ -125,18 +124,20 @@ export function startPullLoop<S extends WorkSubject>(
         });
         currentFetch = batch;
         if (stopping) batch.stop();
-        console.log("DBG fetch", Date.now() % 100000, inFlight.size);
+        let received = 0;
         for await (const m of batch) {
-          console.log("DBG got", m.seq, stopping);
+          received += 1;
           // Pulled after stop() began: hand it straight back rather than sit on it until ack_wait.
           if (stopping) settle(m, "nak");
           else dispatch(m);
         }
+        // The server silently drops a pull for a consumer that no longer exists, so an empty
+        // pull could mean "idle" or "deleted from under us" (it would then stay empty for ever).
+        // A lookup tells them apart; on a missing consumer it throws and we repair below.
+        if (received === 0 && !stopping) await consumer.info();
         failures = 0;
-        console.log("DBG fetch ended", Date.now() % 100000);
       } catch (err) {
         if (stopping) break;
-        console.log("DBG err", Date.now() % 100000, String(err));
         consumer = null;
         failures += 1;
         // The client retries by itself across reconnects; this only catches what it gives up on

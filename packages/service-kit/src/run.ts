@@ -1,5 +1,5 @@
 import type { Logger } from "@gw/logger";
-import { flushLogger } from "@gw/logger";
+import { createLogger, flushLogger } from "@gw/logger";
 
 export interface Stoppable {
   stop(): Promise<void>;
@@ -51,4 +51,22 @@ export function exitOnConfigError(logger: Logger, err: unknown): never {
   logger.fatal({ err: (err as Error).message }, (err as Error).message);
   flushLogger(logger);
   process.exit(1);
+}
+
+/**
+ * The start of every entry point: parse the environment (and anything else `load` reads), or log
+ * one fatal line naming the bad key and exit 1; then the service's logger at the configured level.
+ */
+export function loadOrExit<T extends { LOG_LEVEL: string }>(
+  service: string,
+  bootLevel: string | undefined,
+  load: () => T,
+): { config: T; logger: Logger } {
+  let config: T;
+  try {
+    config = load();
+  } catch (err) {
+    exitOnConfigError(createLogger({ service, level: bootLevel }), err);
+  }
+  return { config, logger: createLogger({ service, level: config.LOG_LEVEL }) };
 }

@@ -1,20 +1,14 @@
-import { loadGatewayConfig, resolveProviderSecrets, type GatewayConfig } from "@gw/config";
-import { createLogger } from "@gw/logger";
-import { exitOnConfigError, runUntilSignal } from "@gw/service-kit";
-import { loadEmbeddedEnv, type EmbeddedEnv } from "./config";
+import { loadGatewayConfig, resolveProviderSecrets } from "@gw/config";
+import { loadOrExit, runUntilSignal } from "@gw/service-kit";
+import { loadEmbeddedEnv } from "./config";
 import { ensureDevelopmentWorkspace } from "./dev-workspace";
 import { startEmbedded } from "./embedded";
 
-const bootLogger = createLogger({ service: "gateway", level: process.env.LOG_LEVEL });
-let env: EmbeddedEnv;
-let gateway: GatewayConfig;
-try {
-  env = loadEmbeddedEnv(process.env);
-  gateway = loadGatewayConfig(env.GATEWAY_CONFIG);
-} catch (err) {
-  exitOnConfigError(bootLogger, err);
-}
-const logger = createLogger({ service: "gateway", level: env.LOG_LEVEL });
+const { config, logger } = loadOrExit("gateway", process.env.LOG_LEVEL, () => {
+  const env = loadEmbeddedEnv(process.env);
+  return { ...env, gateway: loadGatewayConfig(env.GATEWAY_CONFIG) };
+});
+const { gateway, ...env } = config;
 
 await runUntilSignal(logger, async () => {
   const running = await startEmbedded(env, gateway, resolveProviderSecrets(gateway, process.env), logger);

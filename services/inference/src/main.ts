@@ -1,20 +1,14 @@
 import { createNatsBus } from "@gw/bus";
-import { loadGatewayConfig, resolveProviderSecrets, type GatewayConfig } from "@gw/config";
-import { createLogger } from "@gw/logger";
-import { exitOnConfigError, runUntilSignal } from "@gw/service-kit";
-import { loadInferenceEnv, type InferenceEnv } from "./config";
+import { loadGatewayConfig, resolveProviderSecrets } from "@gw/config";
+import { loadOrExit, runUntilSignal } from "@gw/service-kit";
+import { loadInferenceEnv } from "./config";
 import { createInferenceService } from "./service";
 
-const bootLogger = createLogger({ service: "inference", level: process.env.LOG_LEVEL });
-let env: InferenceEnv;
-let gateway: GatewayConfig;
-try {
-  env = loadInferenceEnv(process.env);
-  gateway = loadGatewayConfig(env.GATEWAY_CONFIG);
-} catch (err) {
-  exitOnConfigError(bootLogger, err);
-}
-const logger = createLogger({ service: "inference", level: env.LOG_LEVEL });
+const { config, logger } = loadOrExit("inference", process.env.LOG_LEVEL, () => {
+  const env = loadInferenceEnv(process.env);
+  return { ...env, gateway: loadGatewayConfig(env.GATEWAY_CONFIG) };
+});
+const { gateway, ...env } = config;
 
 await runUntilSignal(logger, async () => {
   const bus = await createNatsBus({ url: env.NATS_URL, namespace: env.NATS_NAMESPACE, logger, name: "inference" });

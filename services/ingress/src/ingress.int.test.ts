@@ -31,12 +31,8 @@ const dbs: Db[] = [];
 const buses: Bus[] = [];
 const replicas: { service: IngressService; url: string; adminUrl: string }[] = [];
 
-async function replica() {
-  const db = createPgDb({ url: database.url });
-  const bus = await createNatsBus({ url: natsUrl, namespace, logger, name: "ingress-int" });
-  dbs.push(db);
-  buses.push(bus);
-  const service = createIngressService({
+function ingressOn(db: Db, bus: Bus, backendsAt: string, keyCacheTtlMs: number): IngressService {
+  return createIngressService({
     db,
     bus,
     logger,
@@ -46,11 +42,20 @@ async function replica() {
       adminPort: 0,
       adminToken,
       internalSecret: secret,
-      backends: { inference: backendUrl, tools: backendUrl, jobs: backendUrl },
+      backends: { inference: backendsAt, tools: backendsAt, jobs: backendsAt },
       bodyLimitBytes: 64 * 1024,
-      keyCacheTtlMs: 60_000, // long: only the broadcast can make a change visible within the test
+      keyCacheTtlMs,
     },
   });
+}
+
+async function replica() {
+  const db = createPgDb({ url: database.url });
+  const bus = await createNatsBus({ url: natsUrl, namespace, logger, name: "ingress-int" });
+  dbs.push(db);
+  buses.push(bus);
+  // A long cache TTL: only the broadcast can make a change visible within the test.
+  const service = ingressOn(db, bus, backendUrl, 60_000);
   const { url, adminUrl } = await service.start();
   replicas.push({ service, url, adminUrl });
   return { url, adminUrl };
@@ -192,21 +197,7 @@ describe("when ingress forwards a request", () => {
     const db = createPgDb({ url: database.url });
     dbs.push(db);
     const bus = buses[0] as Bus;
-    const lonely = createIngressService({
-      db,
-      bus,
-      logger,
-      settings: {
-        host: "127.0.0.1",
-        port: 0,
-        adminPort: 0,
-        adminToken,
-        internalSecret: secret,
-        backends: { inference: deadUrl, tools: deadUrl, jobs: deadUrl },
-        bodyLimitBytes: 1024,
-        keyCacheTtlMs: 1000,
-      },
-    });
+    const lonely = ingressOn(db, bus, deadUrl, 1000);
     const { url } = await lonely.start();
     try {
       const res = await fetch(`${url}/v1/messages`, {

@@ -1,18 +1,10 @@
 import { createNatsBus } from "@gw/bus";
 import { createPgDb } from "@gw/db";
-import { createLogger } from "@gw/logger";
-import { exitOnConfigError, runUntilSignal } from "@gw/service-kit";
-import { loadIngressEnv, type IngressEnv } from "./config";
+import { loadOrExit, runUntilSignal } from "@gw/service-kit";
+import { loadIngressEnv } from "./config";
 import { createIngressService } from "./service";
 
-const bootLogger = createLogger({ service: "ingress", level: process.env.LOG_LEVEL });
-let env: IngressEnv;
-try {
-  env = loadIngressEnv(process.env);
-} catch (err) {
-  exitOnConfigError(bootLogger, err);
-}
-const logger = createLogger({ service: "ingress", level: env.LOG_LEVEL });
+const { config: env, logger } = loadOrExit("ingress", process.env.LOG_LEVEL, () => loadIngressEnv(process.env));
 
 await runUntilSignal(logger, async () => {
   const db = createPgDb({ url: env.DATABASE_URL, applicationName: "gw-ingress" });

@@ -1,18 +1,10 @@
 import { createNatsBus } from "@gw/bus";
 import { createPgDb } from "@gw/db";
-import { createLogger } from "@gw/logger";
-import { exitOnConfigError, runUntilSignal } from "@gw/service-kit";
-import { loadJobsEnv, type JobsEnv } from "./config";
+import { loadOrExit, runUntilSignal } from "@gw/service-kit";
+import { loadJobsEnv } from "./config";
 import { createJobsService } from "./service";
 
-const bootLogger = createLogger({ service: "jobs", level: process.env.LOG_LEVEL });
-let env: JobsEnv;
-try {
-  env = loadJobsEnv(process.env);
-} catch (err) {
-  exitOnConfigError(bootLogger, err);
-}
-const logger = createLogger({ service: "jobs", level: env.LOG_LEVEL });
+const { config: env, logger } = loadOrExit("jobs", process.env.LOG_LEVEL, () => loadJobsEnv(process.env));
 
 await runUntilSignal(logger, async () => {
   const db = createPgDb({ url: env.DATABASE_URL, applicationName: "gw-jobs" });

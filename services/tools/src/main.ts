@@ -1,20 +1,14 @@
 import { createNatsBus } from "@gw/bus";
-import { loadGatewayConfig, resolveProviderSecrets, type GatewayConfig } from "@gw/config";
-import { createLogger } from "@gw/logger";
-import { exitOnConfigError, runUntilSignal } from "@gw/service-kit";
-import { loadToolsEnv, type ToolsEnv } from "./config";
+import { loadGatewayConfig, resolveProviderSecrets } from "@gw/config";
+import { loadOrExit, runUntilSignal } from "@gw/service-kit";
+import { loadToolsEnv } from "./config";
 import { createToolsService } from "./service";
 
-const bootLogger = createLogger({ service: "tools", level: process.env.LOG_LEVEL });
-let env: ToolsEnv;
-let gateway: GatewayConfig;
-try {
-  env = loadToolsEnv(process.env);
-  gateway = loadGatewayConfig(env.GATEWAY_CONFIG);
-} catch (err) {
-  exitOnConfigError(bootLogger, err);
-}
-const logger = createLogger({ service: "tools", level: env.LOG_LEVEL });
+const { config, logger } = loadOrExit("tools", process.env.LOG_LEVEL, () => {
+  const env = loadToolsEnv(process.env);
+  return { ...env, gateway: loadGatewayConfig(env.GATEWAY_CONFIG) };
+});
+const { gateway, ...env } = config;
 
 await runUntilSignal(logger, async () => {
   const bus = await createNatsBus({ url: env.NATS_URL, namespace: env.NATS_NAMESPACE, logger, name: "tools" });
