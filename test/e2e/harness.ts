@@ -3,6 +3,7 @@ import { writeFileSync, mkdtempSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { removeNatsNamespace } from "@gw/bus";
 import { createTestDatabase, testNatsUrl, uniqueNamespace, type TestDatabase } from "@gw/testkit";
 import { spawnMesh, waitForMesh, type Mesh, type MeshPorts } from "../../services/embedded/src/mesh-processes";
 
@@ -46,6 +47,8 @@ export async function startTestMesh(configYaml: string, extraEnv: Record<string,
   };
   const adminToken = `admin_${randomBytes(16).toString("hex")}`;
   const internalSecret = randomBytes(32).toString("hex");
+  const natsUrl = await testNatsUrl();
+  const namespace = uniqueNamespace();
   const mesh = spawnMesh({
     ports,
     stdio: "pipe",
@@ -53,8 +56,8 @@ export async function startTestMesh(configYaml: string, extraEnv: Record<string,
       PATH: process.env.PATH,
       HOME: process.env.HOME,
       DATABASE_URL: db.url,
-      NATS_URL: await testNatsUrl(),
-      NATS_NAMESPACE: uniqueNamespace(),
+      NATS_URL: natsUrl,
+      NATS_NAMESPACE: namespace,
       GATEWAY_CONFIG: configPath,
       GATEWAY_ADMIN_TOKEN: adminToken,
       GATEWAY_INTERNAL_SECRET: internalSecret,
@@ -85,6 +88,7 @@ export async function startTestMesh(configYaml: string, extraEnv: Record<string,
     async stop() {
       const codes = await mesh.stop();
       await db.drop();
+      await removeNatsNamespace(natsUrl, namespace);
       return codes;
     },
   };

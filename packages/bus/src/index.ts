@@ -13,3 +13,4 @@ export type {
   MessageMeta,
   WorkHandler,
 } from "./types";
+export { removeNatsNamespace } from "./remove-namespace";

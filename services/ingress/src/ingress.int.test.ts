@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createNatsBus, type Bus } from "@gw/bus";
+import { createNatsBus, removeNatsNamespace, type Bus } from "@gw/bus";
 import { createPgDb, type Db } from "@gw/db";
 import { createLogger } from "@gw/logger";
 import { verifyIdentity } from "@gw/service-kit";
@@ -86,6 +86,7 @@ afterAll(async () => {
   await Promise.all(buses.map((b) => b.close()));
   await Promise.all(dbs.map((d) => d.close()));
   await database?.drop();
+  if (natsUrl) await removeNatsNamespace(natsUrl, namespace);
   await new Promise((r) => backend?.close(r));
 });
 
