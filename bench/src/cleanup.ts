@@ -6,13 +6,19 @@ export class Cleanup {
   private readonly steps: { name: string; run: () => Promise<void> }[] = [];
   private running: Promise<void> | undefined;
 
+  /** True once teardown has begun: start nothing new after that. */
+  get stopping(): boolean {
+    return this.running !== undefined;
+  }
+
   add(name: string, run: () => Promise<void>): void {
     this.steps.push({ name, run });
   }
 
+  /** Runs every step, including steps added while it runs; a failing step does not stop the rest. */
   run(): Promise<void> {
     this.running ??= (async () => {
-      for (const step of this.steps.reverse()) {
+      for (let step = this.steps.pop(); step; step = this.steps.pop()) {
         try {
           await step.run();
         } catch (err) {

@@ -3,7 +3,7 @@ import { defaultFlags, parseFlags } from "./flags";
 
 describe("parseFlags", () => {
   it("gives the documented defaults without arguments", () => {
-    expect(parseFlags([])).toEqual({ requests: 2000, warmup: 300, block: 100, out: "bench/results/latest.json", help: false });
+    expect(parseFlags([])).toEqual({ requests: 2000, warmup: 3000, block: 100, out: "bench/results/latest.json", help: false });
     expect(parseFlags([])).toEqual(defaultFlags);
   });
 

@@ -14,7 +14,7 @@ export interface BenchFlags {
 
 export const defaultFlags: Readonly<BenchFlags> = {
   requests: 2000,
-  warmup: 300,
+  warmup: 3000, // the services keep speeding up (JIT) for ~2,500 requests; fewer measures warm-up
   block: 100,
   out: "bench/results/latest.json",
   help: false,

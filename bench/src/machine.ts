@@ -1,5 +1,5 @@
 import { execFileSync } from "node:child_process";
-import { cpus, totalmem } from "node:os";
+import { cpus, loadavg, totalmem } from "node:os";
 import { fileURLToPath } from "node:url";
 
 /** The repository root, from this file's place in bench/src. */
@@ -14,6 +14,8 @@ export interface MachineInfo {
   commit: string;
   /** Uncommitted changes were present: the numbers may not belong to `commit` alone. */
   dirty: boolean;
+  /** 1, 5 and 15 minute load averages when the run began: other work on the machine skews tails. */
+  loadAverage: number[];
 }
 
 export function describeMachine(): MachineInfo {
@@ -26,7 +28,12 @@ export function describeMachine(): MachineInfo {
     node: process.version,
     commit: git(["rev-parse", "--short", "HEAD"]) ?? "unknown",
     dirty: (git(["status", "--porcelain"]) ?? "") !== "",
+    loadAverage: currentLoadAverage(),
   };
+}
+
+export function currentLoadAverage(): number[] {
+  return loadavg().map((x) => Math.round(x * 100) / 100);
 }
 
 function git(args: string[]): string | undefined {

@@ -4,7 +4,7 @@ import { dirname, resolve } from "node:path";
 import { Cleanup } from "./cleanup";
 import { parseFlags, usage, type BenchFlags } from "./flags";
 import { startGateway } from "./gateway/start-gateway";
-import { describeMachine } from "./machine";
+import { currentLoadAverage, describeMachine } from "./machine";
 import { renderHeader, renderTable } from "./report";
 import { oneInFlight } from "./scenarios/one-in-flight";
 import type { BenchContext, Scenario, ScenarioResult } from "./scenarios/scenario";
@@ -51,21 +51,31 @@ async function main(argv: readonly string[]): Promise<number> {
   const startedAt = new Date().toISOString();
   try {
     const upstreamKey = `sk-bench-${randomBytes(12).toString("hex")}`;
-    const upstream = await spawnUpstream({ apiKey: upstreamKey });
+    // Each teardown is registered before its start finishes: an interrupt during start-up then
+    // waits for the start and stops what it started, instead of leaving processes behind.
+    const upstreamStart = spawnUpstream({ apiKey: upstreamKey });
     cleanup.add("upstream", async () => {
-      const code = await upstream.stop();
-      if (code !== 0) throw new Error(`upstream exited with ${code}`);
+      const started = await upstreamStart.catch(() => undefined);
+      const code = await started?.stop();
+      if (started && code !== 0) throw new Error(`upstream exited with ${code}`);
     });
+    const upstream = await upstreamStart;
 
+    if (cleanup.stopping) throw new Error("interrupted");
     progress("starting the mesh (four processes, Postgres, Redis, NATS)");
-    const gateway = await startGateway({ upstreamURL: upstream.url, upstreamKey, serviceEnv: serviceEnv() });
+    const gatewayStart = startGateway({ upstreamURL: upstream.url, upstreamKey, serviceEnv: serviceEnv() });
     cleanup.add("mesh", async () => {
-      const codes = await gateway.stop();
+      // A failed start has already stopped its processes and dropped its database.
+      const started = await gatewayStart.catch(() => undefined);
+      if (!started) return;
+      const codes = await started.stop();
       if (Object.values(codes).some((code) => code !== 0)) {
-        process.stderr.write(`services did not exit cleanly: ${JSON.stringify(codes)}\n${gateway.output()}\n`);
+        process.stderr.write(`services did not exit cleanly: ${JSON.stringify(codes)}\n${started.output()}\n`);
         process.exitCode = 1;
       }
     });
+    const gateway = await gatewayStart;
+    if (cleanup.stopping) throw new Error("interrupted");
 
     const ctx: BenchContext = {
       flags,
@@ -84,6 +94,7 @@ async function main(argv: readonly string[]): Promise<number> {
       schema: 1,
       startedAt,
       finishedAt: new Date().toISOString(),
+      loadAverageAtEnd: currentLoadAverage(),
       machine,
       flags: { requests: flags.requests, warmup: flags.warmup, block: flags.block },
       setup: { mesh: "four processes", database: "postgres", bus: "nats", redis: true, logLevel: "warn", upstream: "fixed answer, zero delay, own process" },
@@ -91,11 +102,12 @@ async function main(argv: readonly string[]): Promise<number> {
     };
     writeFileSync(out, `${JSON.stringify(report, null, 2)}\n`);
 
-    const tables = results.flatMap((r) => r.tables.map(renderTable));
-    process.stdout.write(`\n${renderHeader(machine)}\n\n${tables.join("\n\n")}\n\nresults: ${out}\n`);
+    const sections = results.map((r) => [...r.tables.map(renderTable), ...(r.notes.length ? [r.notes.join("\n")] : [])].join("\n\n"));
+    process.stdout.write(`\n${renderHeader(machine)}\n\n${sections.join("\n\n")}\n\nresults: ${out}\n`);
     return 0;
   } catch (err) {
-    process.stderr.write(`benchmark failed: ${(err as Error).stack ?? String(err)}\n`);
+    // After an interrupt, requests fail because the processes are going away: not worth a stack.
+    if (!cleanup.stopping) process.stderr.write(`benchmark failed: ${(err as Error).stack ?? String(err)}\n`);
     return 1;
   } finally {
     progress("stopping");

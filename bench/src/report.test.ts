@@ -24,9 +24,10 @@ describe("renderTable", () => {
 
 describe("renderHeader", () => {
   it("names the machine, Node and commit, and flags uncommitted changes", () => {
-    const text = renderHeader({ cpuModel: "CPU X", cores: 2, memoryMB: 1024, platform: "linux-x64", node: "v20.1.0", commit: "abc1234", dirty: true });
+    const text = renderHeader({ cpuModel: "CPU X", cores: 2, memoryMB: 1024, platform: "linux-x64", node: "v20.1.0", commit: "abc1234", dirty: true, loadAverage: [0.5, 0.25, 0.1] });
     expect(text).toContain("CPU X, 2 cores");
     expect(text).toContain("v20.1.0");
     expect(text).toContain("abc1234 (with uncommitted changes)");
+    expect(text).toContain("load     0.5 0.25 0.1");
   });
 });

@@ -28,6 +28,7 @@ export interface RunHeader {
   node: string;
   commit: string;
   dirty: boolean;
+  loadAverage: number[];
 }
 
 /** Who ran it where: numbers from different machines or commits are not comparable. */
@@ -36,5 +37,6 @@ export function renderHeader(m: RunHeader): string {
     `machine  ${m.cpuModel}, ${m.cores} cores, ${m.memoryMB} MB, ${m.platform}`,
     `node     ${m.node}`,
     `commit   ${m.commit}${m.dirty ? " (with uncommitted changes)" : ""}`,
+    `load     ${m.loadAverage.join(" ")} (1/5/15 min, at start)`,
   ].join("\n");
 }

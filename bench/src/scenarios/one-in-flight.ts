@@ -1,3 +1,4 @@
+import { driftWarning, type HalfMedians } from "../drift";
 import { createLatencyHistogram, encodeHistogram, percentileDifference, summarize, type Histogram, type LatencySummary } from "../histogram";
 import { createTimedClient, type TimedClient } from "../http-client";
 import { interleaveBlocks } from "../interleave";
@@ -26,12 +27,16 @@ export const oneInFlight: Scenario = {
 
       ctx.progress(`one-in-flight: ${flags.requests} requests per path in blocks of ${flags.block}`);
       const histograms = byPath(() => createLatencyHistogram());
+      // Each half of the run on its own as well, to tell a steady run from one still warming up.
+      const halves = byPath(() => [createLatencyHistogram(), createLatencyHistogram()] as const);
       const cpu = byPath((): CpuReading => ({}));
       const answeredBefore = await ctx.upstream.answered();
       const started = process.hrtime.bigint();
-      for (const block of interleaveBlocks(chatPaths, flags.requests, flags.block)) {
+      const blocks = interleaveBlocks(chatPaths, flags.requests, flags.block);
+      for (const [index, block] of blocks.entries()) {
+        const half = halves[block.path][index < blocks.length / 2 ? 0 : 1];
         const before = readCpu(ctx.processes);
-        await runBlock(clients[block.path], block.count, histograms[block.path]);
+        await runBlock(clients[block.path], block.count, histograms[block.path], half);
         accumulateCpu(cpu[block.path], before, readCpu(ctx.processes));
       }
       const durationMs = Number(process.hrtime.bigint() - started) / 1e6;
@@ -44,9 +49,14 @@ export const oneInFlight: Scenario = {
       const latency = byPath((path) => rounded(summarize(histograms[path])));
       const overhead = percentileDifference(latency.gateway, latency.direct);
       const cpuPerRequest = byPath((path) => perRequest(cpu[path], flags.requests));
+      const drift = byPath((path): HalfMedians => ({
+        firstHalfP50: halves[path][0].getValueAtPercentile(50) / 1000,
+        secondHalfP50: halves[path][1].getValueAtPercentile(50) / 1000,
+      }));
       return {
         name: "one-in-flight",
         tables: [latencyTable(latency, overhead, flags), cpuTable(cpuPerRequest)],
+        notes: chatPaths.flatMap((path) => driftWarning(path, drift[path]) ?? []),
         data: {
           requestsPerPath: flags.requests,
           warmupPerPath: flags.warmup,
@@ -57,6 +67,7 @@ export const oneInFlight: Scenario = {
           // CPU of each process while each path's blocks ran (bench = the client); the services idle
           // during direct blocks, so their direct column shows background work only.
           cpuMicrosPerRequest: cpuPerRequest,
+          halvesP50Ms: drift,
           histogramsMicros: byPath((path) => encodeHistogram(histograms[path])),
         } satisfies Json,
       };
@@ -67,10 +78,10 @@ export const oneInFlight: Scenario = {
 };
 
 /** Strictly sequential: the next request leaves only once the previous answer is fully read. */
-async function runBlock(client: TimedClient, count: number, histogram?: Histogram): Promise<void> {
+async function runBlock(client: TimedClient, count: number, ...histograms: Histogram[]): Promise<void> {
   for (let i = 0; i < count; i++) {
     const micros = await client.timed();
-    histogram?.recordValue(micros);
+    for (const h of histograms) h.recordValue(micros);
   }
 }
 

@@ -24,6 +24,8 @@ export interface ScenarioResult {
   name: string;
   /** The headline numbers, printed after the run. */
   tables: Table[];
+  /** Lines printed under the tables: warnings about the run's validity. */
+  notes: string[];
   /** Everything worth keeping, written to the JSON results. */
   data: Json;
 }

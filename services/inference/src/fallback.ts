@@ -24,7 +24,7 @@ export async function withFallback<T>(
   deps: { config: GatewayConfig; secrets: Record<string, string | undefined>; agent: Dispatcher; log: Logger },
   attempt: (route: RouteAttempt) => Promise<Outcome<T> | Failure> | undefined,
 ): Promise<Outcome<T> | Failure> {
-  let last: Failure = { ok: false, error: new GatewayError("provider_not_configured", `No provider can serve \`${publicModel}\``) };
+  let last: Failure | undefined;
   for (const [index, route] of model.routes.entries()) {
     const config = deps.config.providers[route.provider];
     const adapter = config ? providerAdapters[config.kind] : undefined;
@@ -47,5 +47,6 @@ export async function withFallback<T>(
       deps.log.warn({ provider: route.provider, code: result.error.code, status: result.error.status }, "route failed; falling back");
     }
   }
-  return last;
+  // Built only when needed: an error captures a stack trace, and most requests succeed.
+  return last ?? { ok: false, error: new GatewayError("provider_not_configured", `No provider can serve \`${publicModel}\``) };
 }
