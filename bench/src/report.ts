@@ -1,3 +1,4 @@
+import type { MachineInfo } from "./machine";
 /** A printable table: every scenario returns its headline numbers in this shape. */
 export interface Table {
   title: string;
@@ -20,16 +21,7 @@ export function renderTable(table: Table): string {
   return [table.title, ...cells.map(line)].join("\n");
 }
 
-export interface RunHeader {
-  cpuModel: string;
-  cores: number;
-  memoryMB: number;
-  platform: string;
-  node: string;
-  commit: string;
-  dirty: boolean;
-  loadAverage: number[];
-}
+export type RunHeader = MachineInfo;
 
 /** Who ran it where: numbers from different machines or commits are not comparable. */
 export function renderHeader(m: RunHeader): string {

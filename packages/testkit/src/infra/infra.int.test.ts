@@ -3,31 +3,22 @@ import { Client } from "pg";
 import { createClient } from "redis";
 import { describe, expect, it } from "vitest";
 import { createTestDatabase, testNatsUrl, testRedisUrl, uniqueNamespace, uniquePrefix } from "./index";
+import { withClient } from "./postgres";
 
 const SLOW = 120_000; // the first call may start a container
 
-async function withPg<T>(url: string, fn: (c: Client) => Promise<T>): Promise<T> {
-  const client = new Client({ connectionString: url });
-  client.on("error", () => {});
-  await client.connect();
-  try {
-    return await fn(client);
-  } finally {
-    await client.end();
-  }
-}
 
 describe("createTestDatabase", () => {
   it("when two databases are created, then each is empty, uniquely named and invisible to the other", async () => {
     const [a, b] = await Promise.all([createTestDatabase(), createTestDatabase()]);
     try {
       expect(a.url).not.toBe(b.url);
-      const nameA = await withPg(a.url, async (c) => {
+      const nameA = await withClient(a.url, async (c) => {
         await c.query("create table only_in_a (id int)");
         return (await c.query<{ db: string }>("select current_database() as db")).rows[0]?.db;
       });
       expect(nameA).toMatch(/^gw_t_[a-z0-9]+$/);
-      const seenFromB = await withPg(b.url, (c) => c.query("select 1 from pg_tables where tablename = 'only_in_a'"));
+      const seenFromB = await withClient(b.url, (c) => c.query("select 1 from pg_tables where tablename = 'only_in_a'"));
       expect(seenFromB.rowCount).toBe(0);
     } finally {
       await Promise.all([a.drop(), b.drop()]);
@@ -41,7 +32,7 @@ describe("createTestDatabase", () => {
     await lingering.connect();
     await database.drop();
     await database.drop();
-    await expect(withPg(database.url, (c) => c.query("select 1"))).rejects.toMatchObject({ code: "3D000" });
+    await expect(withClient(database.url, (c) => c.query("select 1"))).rejects.toMatchObject({ code: "3D000" });
     await lingering.end().catch(() => undefined);
   }, SLOW);
 });

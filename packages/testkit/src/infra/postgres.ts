@@ -68,7 +68,7 @@ async function answers(url: string): Promise<boolean> {
   }
 }
 
-async function withClient<T>(url: string, fn: (client: Client) => Promise<T>, timeoutMs = 10_000): Promise<T> {
+export async function withClient<T>(url: string, fn: (client: Client) => Promise<T>, timeoutMs = 10_000): Promise<T> {
   const client = new Client({ connectionString: url, connectionTimeoutMillis: timeoutMs });
   // A server-side disconnect after the work is done must not become an unhandled 'error' event.
   client.on("error", () => {});
