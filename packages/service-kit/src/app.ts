@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import express, { type ErrorRequestHandler, type Express, type RequestHandler } from "express";
 import type { ErrorFormat, Identity } from "@gw/contracts";
 import { GatewayError, fromZodError } from "@gw/errors";
-import type { Logger } from "@gw/logger";
+import { requestLogger, type Logger } from "@gw/logger";
 import { ZodError } from "zod";
 import type { ServiceMetrics } from "./metrics";
 
@@ -44,7 +44,7 @@ function requestContext({ logger, metrics, trustRequestId }: ServiceAppOptions):
     const requestId =
       trustRequestId && typeof given === "string" && safeRequestId.test(given) ? given : `req_${randomUUID().replaceAll("-", "")}`;
     res.locals.requestId = requestId;
-    res.locals.log = logger.child({ requestId });
+    res.locals.log = requestLogger(logger, requestId);
     res.setHeader("x-request-id", requestId);
     const started = process.hrtime.bigint();
     res.once("close", () => {

@@ -1,14 +1,11 @@
 import { createHmac, timingSafeEqual } from "node:crypto";
-import { Identity } from "@gw/contracts";
+import { Identity, internalHeaders } from "@gw/contracts";
 import { GatewayError } from "@gw/errors";
 
 /**
  * The identity header: base64url(JSON payload) + "." + base64url(HMAC-SHA256(payload)). The payload
- * carries an issue time so a captured header stops working after `maxAgeSeconds`.
+ * carries an issue time (`iat`) so a captured header stops working after `maxAgeSeconds`.
  */
-export interface SignedIdentity extends Identity {
-  iat: number;
-}
 
 export function signIdentity(identity: Identity, secret: string, now = Date.now()): string {
   const payload = Buffer.from(JSON.stringify({ ...identity, iat: Math.floor(now / 1000) })).toString("base64url");
@@ -47,7 +44,7 @@ function hmac(payload: string, secret: string): string {
 /** Guards a service's /v1 routes: only calls signed by ingress get through. */
 export function requireIdentity(secret: string): import("express").RequestHandler {
   return (req, res, next) => {
-    const header = req.headers["x-gw-identity"];
+    const header = req.headers[internalHeaders.identity];
     res.locals.identity = verifyIdentity(Array.isArray(header) ? header[0] : header, secret);
     next();
   };
