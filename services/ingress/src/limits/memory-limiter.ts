@@ -1,0 +1,153 @@
+import type { Admission, AdmitRequest, Limiter, Ticket, WindowOptions } from "./types";
+import { toAdmission, type WindowVerdict } from "./window";
+
+interface Counts {
+  r: number;
+  t: number;
+}
+
+interface ScopeState {
+  /** Oldest live bucket. */
+  o: number;
+  totals: Counts;
+  buckets: Map<number, Counts>;
+}
+
+/**
+ * The embedded default's limiter: the steps of sliding-window.lua, on a Map in this process.
+ * Scopes idle for a whole window are swept, so memory follows the active keys only.
+ */
+export class MemoryLimiter implements Limiter {
+  readonly kind = "memory";
+  private readonly scopes = new Map<string, ScopeState>();
+  private readonly width: number;
+  private readonly n: number;
+  private readonly now: () => number;
+  private readonly sweeper: NodeJS.Timeout;
+
+  constructor(options: WindowOptions) {
+    this.n = options.buckets;
+    this.width = options.windowMs / options.buckets;
+    this.now = options.now ?? Date.now;
+    this.sweeper = setInterval(() => this.sweep(), options.windowMs);
+    this.sweeper.unref();
+  }
+
+  async admit(request: AdmitRequest): Promise<Admission> {
+    const now = this.now();
+    const cur = Math.floor(now / this.width);
+    const ws = this.evict(`w:${request.workspaceId}`, cur);
+    const key = this.evict(`k:${request.keyId}`, cur);
+    const checks = [
+      { state: ws, field: "r", used: ws?.totals.r ?? 0, cost: 1, limit: request.workspace.requests },
+      { state: ws, field: "t", used: ws?.totals.t ?? 0, cost: request.tokens, limit: request.workspace.tokens },
+      { state: key, field: "r", used: key?.totals.r ?? 0, cost: 1, limit: request.key.requests },
+      { state: key, field: "t", used: key?.totals.t ?? 0, cost: request.tokens, limit: request.key.tokens },
+    ] as const;
+    let failed = 0;
+    let wait = 0;
+    checks.forEach((c, i) => {
+      if (c.used + c.cost <= c.limit) return;
+      const w = this.waitFor(c.state, c.field, c.used, c.cost, c.limit, now, cur);
+      if (failed === 0 || (wait !== -1 && (w === -1 || w > wait))) {
+        failed = i + 1;
+        wait = w;
+      }
+    });
+    const verdict: WindowVerdict = {
+      failed,
+      waitMs: wait,
+      now,
+      bucket: cur,
+      wsRequests: checks[0].used,
+      wsTokens: checks[1].used,
+      keyRequests: checks[2].used,
+      keyTokens: checks[3].used,
+    };
+    if (failed === 0) {
+      for (const id of [`w:${request.workspaceId}`, `k:${request.keyId}`]) {
+        this.charge(id, "r", 1, cur);
+        if (request.tokens > 0) this.charge(id, "t", request.tokens, cur);
+      }
+      verdict.wsRequests += 1;
+      verdict.keyRequests += 1;
+      verdict.wsTokens += request.tokens;
+      verdict.keyTokens += request.tokens;
+    }
+    return toAdmission(request, verdict, this.width, this.n);
+  }
+
+  async settle(ticket: Ticket, actualTokens: number): Promise<void> {
+    const delta = actualTokens - ticket.tokens;
+    if (delta === 0) return;
+    const cur = Math.floor(this.now() / this.width);
+    for (const id of [`w:${ticket.workspaceId}`, `k:${ticket.keyId}`]) {
+      const state = this.evict(id, cur);
+      if (ticket.bucket >= cur - this.n + 1 && state) {
+        const have = state.buckets.get(ticket.bucket)?.t ?? 0;
+        const d = have + delta < 0 ? -have : delta;
+        if (d !== 0) this.charge(id, "t", d, ticket.bucket);
+      } else if (delta > 0) {
+        this.charge(id, "t", delta, cur);
+      }
+    }
+  }
+
+  async ping(): Promise<void> {}
+
+  async close(): Promise<void> {
+    clearInterval(this.sweeper);
+    this.scopes.clear();
+  }
+
+  private evict(id: string, cur: number): ScopeState | undefined {
+    const state = this.scopes.get(id);
+    if (!state) return undefined;
+    const oldest = cur - this.n + 1;
+    if (state.o >= oldest) return state;
+    if (state.o + this.n - 1 < oldest) {
+      this.scopes.delete(id);
+      return undefined;
+    }
+    for (let i = state.o; i < oldest; i++) {
+      const counts = state.buckets.get(i);
+      if (!counts) continue;
+      state.totals.r -= counts.r;
+      state.totals.t -= counts.t;
+      state.buckets.delete(i);
+    }
+    state.o = oldest;
+    return state;
+  }
+
+  private waitFor(state: ScopeState | undefined, field: "r" | "t", used: number, cost: number, limit: number, now: number, cur: number): number {
+    if (cost > limit) return -1;
+    const need = used + cost - limit;
+    let freed = 0;
+    for (let i = cur - this.n + 1; i <= cur; i++) {
+      freed += state?.buckets.get(i)?.[field] ?? 0;
+      if (freed >= need) return (i + this.n) * this.width - now;
+    }
+    return this.n * this.width;
+  }
+
+  private charge(id: string, field: "r" | "t", amount: number, bucket: number): void {
+    let state = this.scopes.get(id);
+    if (!state) {
+      state = { o: bucket, totals: { r: 0, t: 0 }, buckets: new Map() };
+      this.scopes.set(id, state);
+    }
+    let counts = state.buckets.get(bucket);
+    if (!counts) {
+      counts = { r: 0, t: 0 };
+      state.buckets.set(bucket, counts);
+    }
+    counts[field] += amount;
+    state.totals[field] += amount;
+  }
+
+  private sweep(): void {
+    const cur = Math.floor(this.now() / this.width);
+    for (const id of [...this.scopes.keys()]) this.evict(id, cur);
+  }
+}

@@ -1,0 +1,116 @@
+-- Sliding-window rate limiting for two scopes (workspace, key) and two dimensions (requests,
+-- tokens), checked and charged in one round trip. The in-memory limiter (memory-limiter.ts)
+-- implements the same steps; limiter-contract.ts holds both to the same tests.
+--
+-- KEYS[1]: the workspace's hash, KEYS[2]: the key's hash. Both carry the workspace id as hash tag,
+-- so they live in one Redis Cluster slot.
+-- Hash fields: o = oldest live bucket, r / t = request and token totals of the live buckets,
+-- r<i> / t<i> = the counts of bucket i (i = floor(now / width)).
+--
+-- admit:  ARGV = 'admit', now_ms ('' = Redis's clock), width_ms, buckets,
+--                workspace rpm, workspace tpm, key rpm, key tpm, tokens to reserve
+--         returns {failed check (0 = admitted; 1..4 = ws requests, ws tokens, key requests,
+--                  key tokens), retry_ms (-1 = never fits), now_ms, bucket,
+--                  ws requests, ws tokens, key requests, key tokens}
+-- settle: ARGV = 'settle', now_ms, width_ms, buckets, bucket of the reservation, token delta
+--         returns {}
+
+local mode = ARGV[1]
+local now
+if ARGV[2] ~= '' then
+  now = tonumber(ARGV[2])
+else
+  local t = redis.call('TIME')
+  now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+local width = tonumber(ARGV[3])
+local n = tonumber(ARGV[4])
+local cur = math.floor(now / width)
+local oldest = cur - n + 1
+local ttl = (n + 1) * width
+
+-- Drops the buckets that left the window; returns the live totals.
+local function evict(key)
+  local s = redis.call('HMGET', key, 'o', 'r', 't')
+  local o = tonumber(s[1])
+  if not o then return 0, 0 end
+  local r, t = tonumber(s[2]) or 0, tonumber(s[3]) or 0
+  if o >= oldest then return r, t end
+  if o + n - 1 < oldest then
+    redis.call('DEL', key)
+    return 0, 0
+  end
+  for i = o, oldest - 1 do
+    local v = redis.call('HMGET', key, 'r' .. i, 't' .. i)
+    r = r - (tonumber(v[1]) or 0)
+    t = t - (tonumber(v[2]) or 0)
+    redis.call('HDEL', key, 'r' .. i, 't' .. i)
+  end
+  redis.call('HSET', key, 'o', oldest, 'r', r, 't', t)
+  return r, t
+end
+
+-- Milliseconds until enough of the window's oldest usage has left it for `cost` to fit.
+local function wait_for(key, field, used, cost, limit)
+  if cost > limit then return -1 end
+  local need = used + cost - limit
+  local freed = 0
+  for i = oldest, cur do
+    freed = freed + (tonumber(redis.call('HGET', key, field .. i)) or 0)
+    if freed >= need then return (i + n) * width - now end
+  end
+  return n * width
+end
+
+local function charge(key, field, amount, bucket)
+  redis.call('HSETNX', key, 'o', bucket)
+  redis.call('HINCRBY', key, field, amount)
+  redis.call('HINCRBY', key, field .. bucket, amount)
+  redis.call('PEXPIRE', key, ttl)
+end
+
+if mode == 'settle' then
+  local bucket = tonumber(ARGV[5])
+  local delta = tonumber(ARGV[6])
+  for _, key in ipairs(KEYS) do
+    evict(key)
+    if bucket >= oldest and redis.call('EXISTS', key) == 1 then
+      local have = tonumber(redis.call('HGET', key, 't' .. bucket)) or 0
+      local d = delta
+      if have + d < 0 then d = -have end
+      if d ~= 0 then charge(key, 't', d, bucket) end
+    elseif delta > 0 then
+      -- The reservation's bucket has left the window: the extra tokens count from now.
+      charge(key, 't', delta, cur)
+    end
+  end
+  return {}
+end
+
+local tokens = tonumber(ARGV[9])
+local wr, wt = evict(KEYS[1])
+local kr, kt = evict(KEYS[2])
+local checks = {
+  { KEYS[1], 'r', wr, 1, tonumber(ARGV[5]) },
+  { KEYS[1], 't', wt, tokens, tonumber(ARGV[6]) },
+  { KEYS[2], 'r', kr, 1, tonumber(ARGV[7]) },
+  { KEYS[2], 't', kt, tokens, tonumber(ARGV[8]) },
+}
+local failed, wait = 0, 0
+for idx, c in ipairs(checks) do
+  if c[3] + c[4] > c[5] then
+    -- Report the check that takes longest to clear: the request fits only once all have.
+    local w = wait_for(c[1], c[2], c[3], c[4], c[5])
+    if failed == 0 or (wait ~= -1 and (w == -1 or w > wait)) then
+      failed, wait = idx, w
+    end
+  end
+end
+if failed == 0 then
+  for _, key in ipairs(KEYS) do
+    charge(key, 'r', 1, cur)
+    if tokens > 0 then charge(key, 't', tokens, cur) end
+  end
+  wr, wt, kr, kt = wr + 1, wt + tokens, kr + 1, kt + tokens
+end
+return { failed, wait, now, cur, wr, wt, kr, kt }
