@@ -29,5 +29,11 @@ export type Identity = z.infer<typeof Identity>;
 export const internalHeaders = {
   identity: "x-gw-identity",
   requestId: "x-request-id",
+  /**
+   * Total tokens the upstream reported for a model call, sent by inference back to ingress so the
+   * token limit can be reconciled: a response header on JSON answers, an HTTP trailer on streams.
+   * Ingress removes it before the answer reaches the client.
+   */
+  usageTokens: "x-gw-usage-tokens",
 } as const;
 export const internalHeaderPrefix = "x-gw-";

@@ -1,4 +1,4 @@
-import type { ChatCompletion, ChatCompletionChunk, ChatCompletionRequest } from "@gw/contracts";
+import type { ChatCompletion, ChatCompletionChunk, ChatCompletionRequest, Usage } from "@gw/contracts";
 import type { ProviderConfig } from "@gw/config";
 import type { GatewayError } from "@gw/errors";
 import type { Dispatcher } from "undici";
@@ -26,7 +26,14 @@ export interface StreamFailure {
   code: string | null;
 }
 
-export type ChatStreamEvent = { type: "chunk"; chunk: ChatCompletionChunk } | { type: "error"; error: StreamFailure };
+/**
+ * `usage` is what the upstream reported for the whole call; the route records it (for the token
+ * limit) and writes nothing, so whether the client sees usage stays the adapter's concern.
+ */
+export type ChatStreamEvent =
+  | { type: "chunk"; chunk: ChatCompletionChunk }
+  | { type: "usage"; usage: Usage }
+  | { type: "error"; error: StreamFailure };
 
 /**
  * Expected failures are values (with `retryable`), so the fallback loop decides what happens next;

@@ -1,6 +1,6 @@
 import express, { type IRouter } from "express";
 import type { GatewayConfig } from "@gw/config";
-import { ChatCompletionRequest } from "@gw/contracts";
+import { ChatCompletionRequest, internalHeaders } from "@gw/contracts";
 import { fromZodError } from "@gw/errors";
 import type { Logger } from "@gw/logger";
 import { routeLabel, sendError } from "@gw/service-kit";
@@ -40,22 +40,35 @@ export function mountChatRoutes(router: IRouter, deps: ChatRouteDeps): void {
       sendError(res, result.error, req.path);
       return;
     }
+    // Ingress reconciles its token-limit reservation with the real usage, then removes the field.
     if (result.kind === "json") {
+      const usage = result.completion.usage;
+      if (usage) res.setHeader(internalHeaders.usageTokens, String(usage.total_tokens));
       res.json(result.completion);
       return;
     }
-    startSse(res);
+    // A stream's usage is known only at its end, after the headers left: it goes in a trailer.
+    startSse(res, [internalHeaders.usageTokens]);
+    let totalTokens: number | undefined;
+    const end = () => {
+      if (totalTokens !== undefined) res.addTrailers({ [internalHeaders.usageTokens]: String(totalTokens) });
+      res.end();
+    };
     for await (const event of result.events) {
+      if (event.type === "usage") {
+        totalTokens = event.usage.total_tokens;
+        continue;
+      }
       if (event.type === "error") {
         await writeSse(res, JSON.stringify({ error: { ...event.error, param: null } }));
-        res.end();
+        end();
         return;
       }
       await writeSse(res, JSON.stringify(event.chunk));
     }
     if (!res.destroyed) {
       await writeSse(res, "[DONE]");
-      res.end();
+      end();
     }
   });
 }

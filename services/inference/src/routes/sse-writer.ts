@@ -1,8 +1,12 @@
 import type { Response } from "express";
 
-/** Starts an SSE answer at once, so the client's first byte is not held back by us. */
-export function startSse(res: Response): void {
+/**
+ * Starts an SSE answer at once, so the client's first byte is not held back by us. `trailers` names
+ * the trailer fields sent after the last event; they must be declared before the headers go out.
+ */
+export function startSse(res: Response, trailers: readonly string[] = []): void {
   res.status(200);
+  if (trailers.length > 0) res.setHeader("trailer", trailers.join(", "));
   res.setHeader("content-type", "text/event-stream; charset=utf-8");
   res.setHeader("cache-control", "no-cache");
   res.setHeader("connection", "keep-alive");

@@ -8,13 +8,14 @@ import type { ChatResult, ChatStreamEvent, ProviderContext, UpstreamCall } from 
 /** Any OpenAI-compatible upstream: the request passes through with the upstream model name. */
 export async function openaiChat(ctx: ProviderContext, call: UpstreamCall<ChatCompletionRequest>): Promise<ChatResult> {
   const names = { upstreamModel: call.upstreamModel, publicModel: call.publicModel };
+  const stream = call.request.stream === true;
   let response;
   try {
     response = await sendUpstream(ctx.agent, {
       url: `${ctx.config.base_url.replace(/\/+$/, "")}/chat/completions`,
       method: "POST",
-      headers: openaiHeaders(ctx, call.request.stream === true),
-      body: JSON.stringify({ ...call.request, model: call.upstreamModel }),
+      headers: openaiHeaders(ctx, stream),
+      body: JSON.stringify(upstreamBody(call.request, call.upstreamModel)),
       timeoutMs: ctx.config.timeout_ms,
       signal: call.signal,
     });
@@ -25,8 +26,9 @@ export async function openaiChat(ctx: ProviderContext, call: UpstreamCall<ChatCo
     const text = await readBounded(response.body).catch(() => "");
     return { ok: false, error: upstreamHttpError(response.statusCode, response.headers, text, names) };
   }
-  if (call.request.stream === true) {
-    return { ok: true, kind: "stream", events: relayChunks(response.body, call.publicModel) };
+  if (stream) {
+    const showUsage = call.request.stream_options?.include_usage === true;
+    return { ok: true, kind: "stream", events: relayChunks(response.body, call.publicModel, showUsage) };
   }
   let parsed: unknown;
   try {
@@ -51,8 +53,21 @@ export function openaiHeaders(ctx: ProviderContext, stream: boolean): Record<str
   return headers;
 }
 
-/** Re-emits each upstream chunk with the public model name; `[DONE]` ends the stream cleanly. */
-async function* relayChunks(body: AsyncIterable<Buffer>, publicModel: string): AsyncGenerator<ChatStreamEvent> {
+/**
+ * A stream always asks for usage, which the token limit needs whether or not the caller does
+ * (`stream_options` is only valid on streamed calls, so a JSON call passes through untouched).
+ */
+function upstreamBody(request: ChatCompletionRequest, upstreamModel: string): ChatCompletionRequest {
+  if (request.stream !== true) return { ...request, model: upstreamModel };
+  return { ...request, model: upstreamModel, stream_options: { ...request.stream_options, include_usage: true } };
+}
+
+/**
+ * Re-emits each upstream chunk with the public model name; `[DONE]` ends the stream cleanly. Usage
+ * goes to the route as its own event; unless the caller asked for it (`showUsage`), the chunks are
+ * made to look as if include_usage were off: no usage-only final chunk, no `usage: null` on the rest.
+ */
+async function* relayChunks(body: AsyncIterable<Buffer>, publicModel: string, showUsage: boolean): AsyncGenerator<ChatStreamEvent> {
   try {
     for await (const event of readSse(body)) {
       if (event.data === "[DONE]") return;
@@ -71,7 +86,11 @@ async function* relayChunks(body: AsyncIterable<Buffer>, publicModel: string): A
         return;
       }
       const chunk = ChatCompletionChunk.safeParse(data);
-      if (chunk.success) yield { type: "chunk", chunk: { ...chunk.data, model: publicModel } };
+      if (!chunk.success) continue;
+      const { usage, ...rest } = chunk.data;
+      if (usage) yield { type: "usage", usage };
+      if (showUsage) yield { type: "chunk", chunk: { ...chunk.data, model: publicModel } };
+      else if (!(usage && rest.choices.length === 0)) yield { type: "chunk", chunk: { ...rest, model: publicModel } };
     }
   } catch (err) {
     if ((err as Error).name === "AbortError") return;
