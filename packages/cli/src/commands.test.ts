@@ -101,6 +101,30 @@ describe("parseCommand: key commands", () => {
     expect(parseCommand(args("key create ws_9")).call).toEqual({ method: "POST", path: "/admin/workspaces/ws_9/keys", body: {} });
   });
 
+  it("when key update is given --name, --rpm or --tpm, then it PATCHes the key with only those fields", () => {
+    expect(parseCommand(args("key update key_7 --name renamed")).call).toEqual({
+      method: "PATCH",
+      path: "/admin/keys/key_7",
+      body: { name: "renamed" },
+    });
+    const { call } = parseCommand(args("key update key_7 --rpm 30 --tpm 9000"));
+    expect(call).toEqual({
+      method: "PATCH",
+      path: "/admin/keys/key_7",
+      body: { limits: { requests_per_minute: 30, tokens_per_minute: 9000 } },
+    });
+    // only the given limit goes on the wire: the PATCH replaces the key's whole limits object
+    expect(JSON.parse(JSON.stringify(parseCommand(args("key update key_7 --name n --tpm 5")).call.body))).toEqual({
+      name: "n",
+      limits: { tokens_per_minute: 5 },
+    });
+  });
+
+  it("when --clear-limits is given to an update, then limits is sent as {} to clear the overrides", () => {
+    expect(parseCommand(args("key update key_7 --clear-limits")).call.body).toEqual({ limits: {} });
+    expect(parseCommand(args("workspace update ws_1 --clear-limits --plan pro")).call.body).toEqual({ plan: "pro", limits: {} });
+  });
+
   it("when key list is given, then it GETs the workspace's keys", () => {
     expect(parseCommand(args("key list ws_9")).call).toEqual({ method: "GET", path: "/admin/workspaces/ws_9/keys" });
   });
@@ -134,8 +158,30 @@ describe("parseCommand: usage errors", () => {
       ["key revoke", /key id/],
       ["key disable", /key id/],
       ["key enable", /key id/],
+      ["key update", /key id/],
     ];
     for (const [line, message] of cases) expect(usageError(args(line)).message, line).toMatch(message);
+  });
+
+  it("when key update has no field to change, then the usage error lists the flags it takes", () => {
+    expect(usageError(args("key update key_1")).message).toMatch(/--name, --rpm, --tpm, --clear-limits/);
+  });
+
+  it("when key update is given a flag a key cannot change, then the usage error names it", () => {
+    expect(usageError(args("key update key_1 --name x --models gpt-*")).message).toContain("--models");
+    expect(usageError(args("key update key_1 --tools webtool")).message).toContain("--tools");
+    expect(usageError(args("key update key_1 --plan pro")).message).toContain("--plan");
+  });
+
+  it("when --clear-limits is combined with --rpm or --tpm, or given to a create, then it is a usage error", () => {
+    expect(usageError(args("key update key_1 --clear-limits --rpm 5")).message).toContain("--clear-limits");
+    expect(usageError(args("workspace update ws_1 --clear-limits --tpm 5")).message).toContain("--clear-limits");
+    expect(usageError(args("key create ws_1 --clear-limits")).message).toContain("--clear-limits");
+  });
+
+  it("when key update has a bad --rpm or --tpm, then the usage error names the flag", () => {
+    expect(usageError(args("key update key_1 --rpm 1.5")).message).toContain("--rpm");
+    expect(usageError(args("key update key_1 --tpm x")).message).toContain("--tpm");
   });
 
   it("when workspace create has no --plan, then the usage error names --plan", () => {

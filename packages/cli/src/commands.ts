@@ -16,12 +16,17 @@ export const usage = `Usage: pnpm gw <command> [--json]
   workspace create <name> --plan plus|pro|enterprise [--models a,b*] [--tools webtool,serptool] [--rpm N] [--tpm N]
   workspace list
   workspace get <workspace-id>
-  workspace update <workspace-id> [--name N] [--plan P] [--models ...] [--tools ...] [--rpm N] [--tpm N]
+  workspace update <workspace-id> [--name N] [--plan P] [--models ...] [--tools ...] [--rpm N] [--tpm N | --clear-limits]
   workspace cancel <workspace-id>        subscription → canceled
   workspace activate <workspace-id>      subscription → active
   key create <workspace-id> [--name N] [--models ...] [--tools ...] [--rpm N] [--tpm N]
   key list <workspace-id>
+  key update <key-id> [--name N] [--rpm N] [--tpm N | --clear-limits]
   key disable|enable|revoke <key-id>
+
+  On update, --rpm/--tpm replace the whole limits object (a limit not given falls back to the
+  workspace's, or the plan's); --clear-limits removes every override. A key's limits may not
+  exceed its workspace's.
 
 Environment: GATEWAY_ADMIN_URL (default http://127.0.0.1:8090), GATEWAY_ADMIN_TOKEN (required).`;
 
@@ -33,6 +38,7 @@ const options = {
   tools: { type: "string" },
   rpm: { type: "string" },
   tpm: { type: "string" },
+  "clear-limits": { type: "boolean" },
   help: { type: "boolean", short: "h" },
 } as const;
 
@@ -60,6 +66,11 @@ export function parseCommand(argv: string[]): { call: AdminCall; json: boolean }
   const limits = () => {
     const rpm = int("rpm", values.rpm);
     const tpm = int("tpm", values.tpm);
+    if (values["clear-limits"]) {
+      if (verb !== "update") throw new UsageError("--clear-limits is only for workspace update and key update");
+      if (rpm !== undefined || tpm !== undefined) throw new UsageError("--clear-limits cannot be combined with --rpm or --tpm");
+      return {};
+    }
     return rpm === undefined && tpm === undefined ? undefined : { requests_per_minute: rpm, tokens_per_minute: tpm };
   };
   const shape = (body: Record<string, unknown>) => Object.fromEntries(Object.entries(body).filter(([, v]) => v !== undefined));
@@ -81,7 +92,9 @@ export function parseCommand(argv: string[]): { call: AdminCall; json: boolean }
       case "workspace update": {
         const path = `/admin/workspaces/${need("workspace id")}`;
         const body = shape({ name: values.name, plan: values.plan, models: list(values.models), tools: list(values.tools), limits: limits() });
-        if (Object.keys(body).length === 0) throw new UsageError("workspace update needs at least one of --name, --plan, --models, --tools, --rpm, --tpm");
+        if (Object.keys(body).length === 0) {
+          throw new UsageError("workspace update needs at least one of --name, --plan, --models, --tools, --rpm, --tpm, --clear-limits");
+        }
         return { method: "PATCH", path, body };
       }
       case "workspace cancel":
@@ -97,6 +110,15 @@ export function parseCommand(argv: string[]): { call: AdminCall; json: boolean }
           path: `/admin/workspaces/${need("workspace id")}/keys`,
           body: shape({ name: values.name, models: list(values.models), tools: list(values.tools), limits: limits() }),
         };
+      case "key update": {
+        const path = `/admin/keys/${need("key id")}`;
+        // A key's model and tool lists are fixed at creation; say so rather than drop the flag.
+        const fixed = (["plan", "models", "tools"] as const).find((flag) => values[flag] !== undefined);
+        if (fixed) throw new UsageError(`key update does not take --${fixed}`);
+        const body = shape({ name: values.name, limits: limits() });
+        if (Object.keys(body).length === 0) throw new UsageError("key update needs at least one of --name, --rpm, --tpm, --clear-limits");
+        return { method: "PATCH", path, body };
+      }
       case "key list":
         return { method: "GET", path: `/admin/workspaces/${need("workspace id")}/keys` };
       case "key disable":

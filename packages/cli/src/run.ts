@@ -46,9 +46,16 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
 
 /** A short human summary; --json gives the full object. */
 function describe(body: Record<string, unknown>): string {
+  // Only the overrides the record holds; the plan's defaults are not in the answer.
+  const limits = (o: Record<string, unknown>) => {
+    const l = (o.limits ?? {}) as { requests_per_minute?: number; tokens_per_minute?: number };
+    return `${l.requests_per_minute === undefined ? "" : `  rpm=${l.requests_per_minute}`}${l.tokens_per_minute === undefined ? "" : `  tpm=${l.tokens_per_minute}`}`;
+  };
   const line = (o: Record<string, unknown>) => {
-    if (o.object === "workspace") return `${o.id}  ${o.name}  plan=${o.plan}  subscription=${o.subscription}  models=${(o.models as string[]).join(",")}`;
-    if (o.object === "api_key") return `${o.id}  ${o.prefix}…  status=${o.status}${o.name ? `  name=${o.name}` : ""}`;
+    if (o.object === "workspace") {
+      return `${o.id}  ${o.name}  plan=${o.plan}  subscription=${o.subscription}  models=${(o.models as string[]).join(",")}${limits(o)}`;
+    }
+    if (o.object === "api_key") return `${o.id}  ${o.prefix}…  status=${o.status}${o.name ? `  name=${o.name}` : ""}${limits(o)}`;
     return JSON.stringify(o);
   };
   if (body.object === "list") return `${(body.data as Record<string, unknown>[]).map(line).join("\n")}\n`;

@@ -39,7 +39,17 @@ export const CreateKeyBody = z.strictObject({
 });
 export type CreateKeyBody = z.infer<typeof CreateKeyBody>;
 
-export const PatchKeyBody = z.strictObject({ status: KeyStatus });
+/**
+ * Any of status, name and limits. `limits` replaces the key's whole limits object (`{}` clears the
+ * overrides); each value must stay within the workspace's effective limit, which the admin API checks.
+ */
+export const PatchKeyBody = z
+  .strictObject({
+    status: KeyStatus.optional(),
+    name: z.string().trim().min(1).max(200).optional(),
+    limits: Limits.optional(),
+  })
+  .refine((b) => Object.keys(b).length > 0, { message: "at least one field is required" });
 export type PatchKeyBody = z.infer<typeof PatchKeyBody>;
 
 export const Workspace = z.object({

@@ -2,9 +2,12 @@ import { timingSafeEqual, createHash } from "node:crypto";
 import express, { type Express, type RequestHandler } from "express";
 import { CreateKeyBody, CreateWorkspaceBody, PatchKeyBody, PatchWorkspaceBody } from "@gw/contracts";
 import type { Bus } from "@gw/bus";
+import type { PlanLimitsTable } from "@gw/config";
+import type { Limits, Workspace } from "@gw/contracts";
 import { GatewayError } from "@gw/errors";
 import type { Logger } from "@gw/logger";
 import { createServiceApp, finishApp, routeLabel, type ServiceMetrics } from "@gw/service-kit";
+import { effectiveWorkspaceLimits } from "../limits/plan-limits";
 import type { IdentityStore } from "../store/identity-store";
 
 export interface AdminAppDeps {
@@ -13,6 +16,8 @@ export interface AdminAppDeps {
   store: IdentityStore;
   bus: Bus;
   adminToken: string;
+  /** Default limits per plan (config file), against which a key's limits are checked. */
+  plans: PlanLimitsTable;
   /** Applies an identity change to this replica's cache at once (the broadcast reaches the others). */
   onIdentityChanged: (kind: "key" | "workspace", id: string) => void;
 }
@@ -53,6 +58,7 @@ export function createAdminApp(deps: AdminAppDeps): Express {
   app.post("/admin/workspaces/:id/keys", routeLabel("/admin/workspaces/:id/keys"), async (req, res) => {
     const body = CreateKeyBody.parse(req.body ?? {});
     const workspace = await found(store.getWorkspace(req.params.id as string), "workspace");
+    if (body.limits) assertKeyNarrows(body.limits, deps.plans, workspace);
     const { key, secret } = await store.createKey(workspace.id, body);
     res.status(201).json({ ...key, key: secret });
   });
@@ -61,14 +67,38 @@ export function createAdminApp(deps: AdminAppDeps): Express {
     res.json({ object: "list", data: await store.listKeys(workspace.id) });
   });
   app.patch("/admin/keys/:id", routeLabel("/admin/keys/:id"), async (req, res) => {
-    const { status } = PatchKeyBody.parse(req.body ?? {});
-    const result = await found(store.setKeyStatus(req.params.id as string, status), "key");
+    const patch = PatchKeyBody.parse(req.body ?? {});
+    const id = req.params.id as string;
+    if (patch.limits) {
+      const key = await found(store.getKey(id), "key");
+      assertKeyNarrows(patch.limits, deps.plans, await found(store.getWorkspace(key.workspace_id), "workspace"));
+    }
+    const result = await found(store.patchKey(id, patch), "key");
     if (result === "revoked") throw new GatewayError("conflict", "A revoked key cannot be enabled or disabled again");
     await changed("key", result.id);
     res.json(result);
   });
   finishApp(app);
   return app;
+}
+
+/**
+ * A key may only narrow its workspace: each key limit must be at most the workspace's effective one.
+ * Checked when the key's limits are written; a workspace lowered later still binds the key, since
+ * the limiter applies both scopes.
+ */
+function assertKeyNarrows(limits: Limits, plans: PlanLimitsTable, workspace: Workspace): void {
+  const ceiling = effectiveWorkspaceLimits(plans, workspace);
+  for (const field of ["requests_per_minute", "tokens_per_minute"] as const) {
+    const value = limits[field];
+    if (value !== undefined && value > ceiling[field]) {
+      throw new GatewayError(
+        "invalid_request",
+        `Invalid body: limits.${field}: the key's ${value} exceeds the workspace's ${ceiling[field]} (a key can only narrow its workspace's limits)`,
+        { param: `limits.${field}` },
+      );
+    }
+  }
 }
 
 async function found<T>(value: Promise<T | undefined>, what: string): Promise<T> {

@@ -155,6 +155,31 @@ describe("IdentityStore: keys", () => {
     expect(await store.setKeyStatus(key.id, "revoked")).toMatchObject({ status: "revoked" });
   });
 
+  it("when a key is patched, then only the given fields change and limits are replaced whole", async () => {
+    const ws = await store.createWorkspace({ name: "patch-key", plan: "pro" });
+    const { key } = await store.createKey(ws.id, { name: "a", models: ["m"], limits: { requests_per_minute: 5, tokens_per_minute: 9 } });
+    expect(await store.getKey(key.id)).toEqual(key);
+    const renamed = await store.patchKey(key.id, { name: "b" });
+    expect(renamed).toMatchObject({ name: "b", status: "active", models: ["m"], limits: { requests_per_minute: 5, tokens_per_minute: 9 } });
+    expect(await store.patchKey(key.id, { limits: { tokens_per_minute: 3 } })).toMatchObject({ name: "b", limits: { tokens_per_minute: 3 } });
+    expect((await store.getKey(key.id))?.limits).toEqual({ tokens_per_minute: 3 });
+    expect(await store.patchKey(key.id, { limits: {}, status: "disabled" })).toMatchObject({ status: "disabled", limits: {} });
+  });
+
+  it("when a revoked key is patched, then a status other than revoked answers 'revoked' and changes nothing; other fields may change", async () => {
+    const ws = await store.createWorkspace({ name: "patch-revoked", plan: "pro" });
+    const { key } = await store.createKey(ws.id, { name: "old" });
+    await store.setKeyStatus(key.id, "revoked");
+    expect(await store.patchKey(key.id, { status: "active", name: "new" })).toBe("revoked");
+    expect(await store.getKey(key.id)).toMatchObject({ status: "revoked", name: "old" });
+    expect(await store.patchKey(key.id, { name: "archived" })).toMatchObject({ status: "revoked", name: "archived" });
+  });
+
+  it("when an unknown key is read or patched, then the answer is undefined", async () => {
+    expect(await store.getKey("key_missing")).toBeUndefined();
+    expect(await store.patchKey("key_missing", { name: "x" })).toBeUndefined();
+  });
+
   it("when an unknown key's status is set, then the answer is undefined", async () => {
     expect(await store.setKeyStatus("key_missing", "disabled")).toBeUndefined();
   });

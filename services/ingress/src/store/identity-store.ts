@@ -4,6 +4,7 @@ import type {
   CreateWorkspaceBody,
   KeyStatus,
   Limits,
+  PatchKeyBody,
   PatchWorkspaceBody,
   Workspace,
 } from "@gw/contracts";
@@ -143,17 +144,36 @@ export class IdentityStore {
     return rows.map(toApiKey);
   }
 
-  /** Revocation is final: a revoked key never becomes active or disabled again. */
-  async setKeyStatus(id: string, status: KeyStatus): Promise<ApiKey | "revoked" | undefined> {
+  async getKey(id: string): Promise<ApiKey | undefined> {
+    const { rows } = await this.db.query<KeyRow>(`SELECT ${keyColumns} FROM ingress.api_keys WHERE id = $1`, [id]);
+    return rows[0] ? toApiKey(rows[0]) : undefined;
+  }
+
+  /**
+   * Changes only the given fields; `limits` replaces the whole object. Revocation is final: a patch
+   * that would move a revoked key to another status changes nothing and answers "revoked". The check
+   * and the write are one statement, so a concurrent revoke cannot slip between them.
+   */
+  async patchKey(id: string, patch: PatchKeyBody): Promise<ApiKey | "revoked" | undefined> {
+    const status = patch.status ?? null;
     const { rows } = await this.db.query<KeyRow>(
-      `UPDATE ingress.api_keys SET status = $2, updated_at = now()
-       WHERE id = $1 AND (status <> 'revoked' OR $2 = 'revoked')
+      `UPDATE ingress.api_keys SET
+         status = COALESCE($2, status),
+         name = COALESCE($3, name),
+         limits = COALESCE($4::jsonb, limits),
+         updated_at = now()
+       WHERE id = $1 AND ($2::text IS NULL OR status <> 'revoked' OR $2 = 'revoked')
        RETURNING ${keyColumns}`,
-      [id, status],
+      [id, status, patch.name ?? null, json(patch.limits)],
     );
     if (rows[0]) return toApiKey(rows[0]);
     const { rows: existing } = await this.db.query<{ status: KeyStatus }>(`SELECT status FROM ingress.api_keys WHERE id = $1`, [id]);
     return existing[0] ? "revoked" : undefined;
+  }
+
+  /** Revocation is final: a revoked key never becomes active or disabled again. */
+  async setKeyStatus(id: string, status: KeyStatus): Promise<ApiKey | "revoked" | undefined> {
+    return this.patchKey(id, { status });
   }
 
   async findByHash(hash: string): Promise<KeyPrincipal | undefined> {

@@ -1,0 +1,213 @@
+import { createInProcessBus, type Bus } from "@gw/bus";
+import type { PlanLimitsTable } from "@gw/config";
+import type { BroadcastMessage } from "@gw/contracts";
+import { createPgliteDb, runMigrations, type Db } from "@gw/db";
+import { createLogger } from "@gw/logger";
+import { createMetrics, startHttpServer, type RunningServer } from "@gw/service-kit";
+import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
+import { ingressMigrations } from "../service";
+import { IdentityStore } from "../store/identity-store";
+import { createAdminApp } from "./admin-app";
+
+const adminToken = "admin-app-test-token";
+const plans: PlanLimitsTable = {
+  plus: { requests_per_minute: 60, tokens_per_minute: 100_000 },
+  pro: { requests_per_minute: 600, tokens_per_minute: 1_000_000 },
+  enterprise: { requests_per_minute: 6000, tokens_per_minute: 10_000_000 },
+};
+
+let db: Db;
+let bus: Bus;
+let server: RunningServer;
+const published: BroadcastMessage<"identity.changed">[] = [];
+const applied: { kind: "key" | "workspace"; id: string }[] = [];
+
+beforeAll(async () => {
+  db = await createPgliteDb();
+  await runMigrations(db, { schema: "ingress", dir: ingressMigrations });
+  const logger = createLogger({ service: "admin-app-test", level: "silent" });
+  bus = createInProcessBus({ logger });
+  bus.subscribe("identity.changed", (message) => {
+    published.push(message);
+  });
+  const app = createAdminApp({
+    logger,
+    metrics: createMetrics("ingress", { defaults: false }),
+    store: new IdentityStore(db),
+    bus,
+    adminToken,
+    plans,
+    onIdentityChanged: (kind, id) => applied.push({ kind, id }),
+  });
+  server = await startHttpServer(app, 0, "127.0.0.1");
+}, 60_000);
+afterAll(async () => {
+  await server?.close(1_000);
+  await bus?.close();
+  await db?.close();
+});
+beforeEach(() => {
+  published.length = 0;
+  applied.length = 0;
+});
+
+interface Answer {
+  status: number;
+  body: Record<string, unknown> & { error?: { message: string; type: string; param: string | null; code: string } };
+}
+
+async function call(method: string, path: string, body?: unknown, token = adminToken): Promise<Answer> {
+  const res = await fetch(`${server.url}${path}`, {
+    method,
+    headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  return { status: res.status, body: (await res.json()) as Answer["body"] };
+}
+
+async function workspace(body: Record<string, unknown>): Promise<string> {
+  const { status, body: ws } = await call("POST", "/admin/workspaces", { name: "ws", ...body });
+  expect(status).toBe(201);
+  return ws.id as string;
+}
+
+async function key(workspaceId: string, body: Record<string, unknown> = {}): Promise<string> {
+  const { status, body: created } = await call("POST", `/admin/workspaces/${workspaceId}/keys`, body);
+  expect(status, JSON.stringify(created)).toBe(201);
+  return created.id as string;
+}
+
+const keyChangedFor = (id: string) => vi.waitFor(() => expect(published).toContainEqual(expect.objectContaining({ kind: "key", id })));
+
+describe("POST /admin/workspaces/{id}/keys: key limits narrow the workspace's", () => {
+  it("when the key's limits are within the plan's defaults (equal included), then 201 with the limits stored", async () => {
+    const ws = await workspace({ plan: "plus" });
+    const { status, body } = await call("POST", `/admin/workspaces/${ws}/keys`, {
+      limits: { requests_per_minute: 60, tokens_per_minute: 50_000 },
+    });
+    expect(status).toBe(201);
+    expect(body).toMatchObject({ object: "api_key", limits: { requests_per_minute: 60, tokens_per_minute: 50_000 } });
+    expect(body.key).toMatch(/^gw_live_/);
+  });
+
+  it("when the key's requests_per_minute exceeds the plan's default, then 400 naming limits.requests_per_minute", async () => {
+    const ws = await workspace({ plan: "plus" });
+    const { status, body } = await call("POST", `/admin/workspaces/${ws}/keys`, { limits: { requests_per_minute: 61 } });
+    expect(status).toBe(400);
+    expect(body.error).toMatchObject({ type: "invalid_request_error", code: "invalid_request", param: "limits.requests_per_minute" });
+    expect(body.error?.message).toContain("61");
+    expect(body.error?.message).toContain("workspace's 60");
+    const list = await call("GET", `/admin/workspaces/${ws}/keys`);
+    expect(list.body.data).toEqual([]); // nothing was created
+  });
+
+  it("when the workspace overrides its plan, then the override is the ceiling, lower or higher than the plan", async () => {
+    const lowered = await workspace({ plan: "pro", limits: { tokens_per_minute: 1_000 } });
+    const above = await call("POST", `/admin/workspaces/${lowered}/keys`, { limits: { tokens_per_minute: 1_001 } });
+    expect(above.status).toBe(400);
+    expect(above.body.error).toMatchObject({ param: "limits.tokens_per_minute" });
+    expect(above.body.error?.message).toContain("workspace's 1000");
+    // the plan's other default still applies where the workspace does not override
+    expect((await call("POST", `/admin/workspaces/${lowered}/keys`, { limits: { requests_per_minute: 601 } })).body.error?.param).toBe(
+      "limits.requests_per_minute",
+    );
+    await key(lowered, { limits: { requests_per_minute: 600, tokens_per_minute: 1_000 } });
+
+    const raised = await workspace({ plan: "plus", limits: { requests_per_minute: 9_000 } });
+    await key(raised, { limits: { requests_per_minute: 8_000 } });
+  });
+
+  it("when the key has no limits, then 201 whatever the workspace's", async () => {
+    const ws = await workspace({ plan: "plus", limits: { requests_per_minute: 1 } });
+    await key(ws, { name: "plain" });
+  });
+});
+
+describe("PATCH /admin/keys/{id}", () => {
+  it("when limits within the workspace's are patched, then 200, they replace the old ones and the change is broadcast", async () => {
+    const ws = await workspace({ plan: "pro", limits: { requests_per_minute: 100 } });
+    const id = await key(ws, { limits: { requests_per_minute: 50, tokens_per_minute: 10 } });
+    const { status, body } = await call("PATCH", `/admin/keys/${id}`, { limits: { requests_per_minute: 100 } });
+    expect(status).toBe(200);
+    expect(body).toMatchObject({ id, object: "api_key", status: "active", limits: { requests_per_minute: 100 } });
+    expect(body.limits).not.toHaveProperty("tokens_per_minute");
+    expect(body).not.toHaveProperty("key");
+    expect(applied).toEqual([{ kind: "key", id }]);
+    await keyChangedFor(id);
+  });
+
+  it("when limits are patched to {}, then the key's overrides are cleared", async () => {
+    const ws = await workspace({ plan: "pro" });
+    const id = await key(ws, { limits: { requests_per_minute: 5 } });
+    const { status, body } = await call("PATCH", `/admin/keys/${id}`, { limits: {} });
+    expect(status).toBe(200);
+    expect(body.limits).toEqual({});
+    await keyChangedFor(id);
+  });
+
+  it("when a patched limit exceeds the workspace's, then 400 naming the field and the key is unchanged", async () => {
+    const ws = await workspace({ plan: "enterprise", limits: { tokens_per_minute: 500 } });
+    const id = await key(ws, { name: "before", limits: { tokens_per_minute: 400 } });
+    const { status, body } = await call("PATCH", `/admin/keys/${id}`, { name: "after", limits: { tokens_per_minute: 501 } });
+    expect(status).toBe(400);
+    expect(body.error).toMatchObject({ code: "invalid_request", param: "limits.tokens_per_minute" });
+    expect(body.error?.message).toContain("workspace's 500");
+    const [stored] = (await call("GET", `/admin/workspaces/${ws}/keys`)).body.data as Record<string, unknown>[];
+    expect(stored).toMatchObject({ name: "before", limits: { tokens_per_minute: 400 } });
+    expect(applied).toEqual([]);
+  });
+
+  it("when name and status are patched together, then both change in one call", async () => {
+    const ws = await workspace({ plan: "plus" });
+    const id = await key(ws, { name: "old" });
+    const { status, body } = await call("PATCH", `/admin/keys/${id}`, { name: "new", status: "disabled" });
+    expect(status).toBe(200);
+    expect(body).toMatchObject({ id, name: "new", status: "disabled" });
+    await keyChangedFor(id);
+  });
+
+  it("when the body is empty, has an unknown field or a bad value, then 400 and nothing is broadcast", async () => {
+    const ws = await workspace({ plan: "plus" });
+    const id = await key(ws);
+    const empty = await call("PATCH", `/admin/keys/${id}`, {});
+    expect(empty.status).toBe(400);
+    expect(empty.body.error?.message).toContain("at least one field");
+    expect((await call("PATCH", `/admin/keys/${id}`, { models: ["x"] })).status).toBe(400);
+    const negative = await call("PATCH", `/admin/keys/${id}`, { limits: { requests_per_minute: -1 } });
+    expect(negative.status).toBe(400);
+    expect(negative.body.error?.param).toBe("limits.requests_per_minute");
+    expect((await call("PATCH", `/admin/keys/${id}`, { limits: { burst: 1 } })).status).toBe(400);
+    expect((await call("PATCH", `/admin/keys/${id}`, { name: "" })).status).toBe(400);
+    expect(applied).toEqual([]);
+  });
+
+  it("when a revoked key is patched back to active, then 409 and nothing else in the patch is applied", async () => {
+    const ws = await workspace({ plan: "plus" });
+    const id = await key(ws, { name: "gone" });
+    expect((await call("PATCH", `/admin/keys/${id}`, { status: "revoked" })).status).toBe(200);
+    applied.length = 0;
+    const { status, body } = await call("PATCH", `/admin/keys/${id}`, { status: "active", name: "back" });
+    expect(status).toBe(409);
+    expect(body.error).toMatchObject({ code: "conflict" });
+    expect(((await call("GET", `/admin/workspaces/${ws}/keys`)).body.data as Record<string, unknown>[])[0]).toMatchObject({
+      status: "revoked",
+      name: "gone",
+    });
+    expect(applied).toEqual([]);
+  });
+
+  it("when the key does not exist, then 404, with or without limits in the patch", async () => {
+    expect((await call("PATCH", "/admin/keys/key_missing", { status: "disabled" })).status).toBe(404);
+    expect((await call("PATCH", "/admin/keys/key_missing", { limits: { requests_per_minute: 1 } })).status).toBe(404);
+  });
+
+  it("when the admin token is missing or wrong, then 401 and the key is unchanged", async () => {
+    const ws = await workspace({ plan: "plus" });
+    const id = await key(ws);
+    expect((await call("PATCH", `/admin/keys/${id}`, { status: "disabled" }, "wrong")).status).toBe(401);
+    const res = await fetch(`${server.url}/admin/keys/${id}`, { method: "PATCH", body: JSON.stringify({ status: "disabled" }) });
+    expect(res.status).toBe(401);
+    const [stored] = (await call("GET", `/admin/workspaces/${ws}/keys`)).body.data as Record<string, unknown>[];
+    expect(stored?.status).toBe("active");
+  });
+});
