@@ -29,3 +29,8 @@ export function createMetrics(service: string, { defaults = true } = {}): Servic
   });
   return { registry, requests, latency };
 }
+
+/** A service's own counter, registered on its registry (so services need not depend on prom-client). */
+export function addCounter<L extends string>(metrics: ServiceMetrics, name: string, help: string, labelNames: readonly L[]): Counter<L> {
+  return new Counter({ name, help, labelNames, registers: [metrics.registry] });
+}

@@ -1,12 +1,13 @@
 import { join } from "node:path";
 import { z } from "zod";
 import { defaultConfigPath, logLevel, optionalUrl, parseEnv, port, repoRoot } from "@gw/config";
+import { RateLimitEnv } from "@gw/ingress";
 
 /**
  * The embedded default's environment: everything optional. Without DATABASE_URL, REDIS_URL and
  * NATS_URL it runs on PGlite, in-memory state and the in-process bus.
  */
-const EmbeddedEnv = z.object({
+const EmbeddedEnv = RateLimitEnv.extend({
   PORT: port(8080),
   ADMIN_PORT: port(8090),
   HOST: z.string().default("127.0.0.1"),
@@ -15,7 +16,6 @@ const EmbeddedEnv = z.object({
   GATEWAY_CONFIG: z.string().min(1).default(defaultConfigPath()),
   GATEWAY_DATA_DIR: z.string().min(1).default(join(repoRoot(), ".data")),
   DATABASE_URL: optionalUrl(/^postgres(ql)?$/),
-  REDIS_URL: optionalUrl(/^rediss?$/),
   NATS_URL: z.string().optional(),
   NATS_NAMESPACE: z.string().regex(/^[a-z0-9]+$/).default("gw"),
   GATEWAY_BODY_LIMIT_MB: z.coerce.number().positive().max(512).default(32),

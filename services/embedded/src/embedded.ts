@@ -6,7 +6,7 @@ import type { GatewayConfig } from "@gw/config";
 import { createPgDb, createPgliteDb, type Db } from "@gw/db";
 import type { Logger } from "@gw/logger";
 import { createInferenceService } from "@gw/inference";
-import { createIngressService } from "@gw/ingress";
+import { createIngressService, rateLimitSettings } from "@gw/ingress";
 import { createJobsService } from "@gw/jobs";
 import { createToolsService } from "@gw/tools";
 import type { EmbeddedEnv } from "./config";
@@ -66,6 +66,8 @@ export async function startEmbedded(
       backends,
       bodyLimitBytes,
       keyCacheTtlMs: 10_000,
+      plans: gateway.plans,
+      rateLimits: rateLimitSettings(env),
     },
   });
   const { url, adminUrl } = await ingress.start();

@@ -1,17 +1,48 @@
 import { z } from "zod";
-import { logLevel, optionalUrl, parseEnv, port, secret } from "@gw/config";
+import { defaultConfigPath, logLevel, optionalUrl, parseEnv, port, secret } from "@gw/config";
+import type { RateLimitSettings } from "./service";
+
+/** How rate limits are kept; shared with the embedded launcher's environment. */
+export const RateLimitEnv = z.object({
+  REDIS_URL: optionalUrl(/^rediss?$/),
+  /** Prepended to every Redis key, so several gateways (or test runs) can share one Redis. */
+  GATEWAY_REDIS_PREFIX: z.string().regex(/^[A-Za-z0-9:_.-]*$/, "letters, digits and : _ . - only").default("gw:"),
+  /** Limits are per minute; a shorter window is for tests and demos (limits then apply per window). */
+  GATEWAY_RATE_LIMIT_WINDOW_MS: z.coerce
+    .number()
+    .int()
+    .min(600)
+    .max(3_600_000)
+    .refine((v) => v % 60 === 0, "must be a multiple of 60 (the window has 60 buckets)")
+    .default(60_000),
+  /** What happens while Redis is unreachable: serve without limits (open) or answer 503 (closed). */
+  GATEWAY_RATE_LIMIT_FAILURE_MODE: z.enum(["open", "closed"]).default("open"),
+  /** A limiter call slower than this counts as Redis being unreachable. */
+  GATEWAY_RATE_LIMIT_TIMEOUT_MS: z.coerce.number().int().min(1).max(10_000).default(500),
+});
+export type RateLimitEnv = z.infer<typeof RateLimitEnv>;
+
+export function rateLimitSettings(env: RateLimitEnv): RateLimitSettings {
+  return {
+    redisUrl: env.REDIS_URL,
+    prefix: env.GATEWAY_REDIS_PREFIX,
+    windowMs: env.GATEWAY_RATE_LIMIT_WINDOW_MS,
+    failureMode: env.GATEWAY_RATE_LIMIT_FAILURE_MODE,
+    timeoutMs: env.GATEWAY_RATE_LIMIT_TIMEOUT_MS,
+  };
+}
 
 /** The ingress process's environment (operator-interface.md). main.ts is the only caller. */
-const IngressEnv = z.object({
+const IngressEnv = RateLimitEnv.extend({
   PORT: port(8080),
   ADMIN_PORT: port(8090),
   HOST: z.string().default("0.0.0.0"),
   GATEWAY_ADMIN_TOKEN: secret,
   GATEWAY_INTERNAL_SECRET: secret,
+  GATEWAY_CONFIG: z.string().min(1).default(defaultConfigPath()),
   DATABASE_URL: z.url({ protocol: /^postgres(ql)?$/ }),
   NATS_URL: z.string().min(1),
   NATS_NAMESPACE: z.string().regex(/^[a-z0-9]+$/).default("gw"),
-  REDIS_URL: optionalUrl(/^rediss?$/),
   INFERENCE_URL: z.url().default("http://127.0.0.1:8081"),
   TOOLS_URL: z.url().default("http://127.0.0.1:8082"),
   JOBS_URL: z.url().default("http://127.0.0.1:8083"),

@@ -1,2 +1,3 @@
+export { RateLimitEnv, rateLimitSettings } from "./config";
 export { createIngressService, ingressMigrations } from "./service";
-export type { IngressDeps, IngressService, IngressSettings } from "./service";
+export type { IngressDeps, IngressService, IngressSettings, RateLimitSettings } from "./service";

@@ -31,6 +31,12 @@ const dbs: Db[] = [];
 const buses: Bus[] = [];
 const replicas: { service: IngressService; url: string; adminUrl: string }[] = [];
 
+const testPlans = {
+  plus: { requests_per_minute: 10_000, tokens_per_minute: 1_000_000 },
+  pro: { requests_per_minute: 10_000, tokens_per_minute: 1_000_000 },
+  enterprise: { requests_per_minute: 10_000, tokens_per_minute: 1_000_000 },
+};
+
 function ingressOn(db: Db, bus: Bus, backendsAt: string, keyCacheTtlMs: number): IngressService {
   return createIngressService({
     db,
@@ -45,6 +51,8 @@ function ingressOn(db: Db, bus: Bus, backendsAt: string, keyCacheTtlMs: number):
       backends: { inference: backendsAt, tools: backendsAt, jobs: backendsAt },
       bodyLimitBytes: 64 * 1024,
       keyCacheTtlMs,
+      plans: testPlans,
+      rateLimits: { redisUrl: undefined, prefix: "", windowMs: 60_000, failureMode: "open", timeoutMs: 500 },
     },
   });
 }

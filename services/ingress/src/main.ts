@@ -1,10 +1,15 @@
 import { createNatsBus } from "@gw/bus";
+import { loadGatewayConfig } from "@gw/config";
 import { createPgDb } from "@gw/db";
 import { loadOrExit, runUntilSignal } from "@gw/service-kit";
-import { loadIngressEnv } from "./config";
+import { loadIngressEnv, rateLimitSettings } from "./config";
 import { createIngressService } from "./service";
 
-const { config: env, logger } = loadOrExit("ingress", process.env.LOG_LEVEL, () => loadIngressEnv(process.env));
+const { config, logger } = loadOrExit("ingress", process.env.LOG_LEVEL, () => {
+  const env = loadIngressEnv(process.env);
+  return { ...env, gateway: loadGatewayConfig(env.GATEWAY_CONFIG) };
+});
+const { gateway, ...env } = config;
 
 await runUntilSignal(logger, async () => {
   const db = createPgDb({ url: env.DATABASE_URL, applicationName: "gw-ingress" });
@@ -22,6 +27,8 @@ await runUntilSignal(logger, async () => {
       backends: { inference: env.INFERENCE_URL, tools: env.TOOLS_URL, jobs: env.JOBS_URL },
       bodyLimitBytes: Math.floor(env.GATEWAY_BODY_LIMIT_MB * 1024 * 1024),
       keyCacheTtlMs: env.GATEWAY_KEY_CACHE_TTL_MS,
+      plans: gateway.plans,
+      rateLimits: rateLimitSettings(env),
     },
   });
   await service.start();

@@ -4,15 +4,24 @@ import { GatewayError } from "@gw/errors";
 import type { Logger } from "@gw/logger";
 import { allowedByAll, createServiceApp, finishApp, type Health, type ServiceMetrics } from "@gw/service-kit";
 import type { Authenticator } from "./auth/authenticator";
+import { estimateTokens } from "./limits/estimate";
+import { rateLimitError, setRateHeaders, type RateLimitGate } from "./limits/rate-limit-gate";
 import type { BackendUrls } from "./proxy/forward";
 import { createForwarders } from "./proxy/forward";
-import { resolveRoute, type Backend } from "./routes";
+import { rateLimitFor, resolveRoute, type Backend, type RouteTarget } from "./routes";
+import type { KeyPrincipal } from "./store/identity-store";
 
 declare global {
   // eslint-disable-next-line @typescript-eslint/no-namespace
   namespace Express {
     interface Locals {
       backend?: Backend;
+      target?: RouteTarget;
+      principal?: KeyPrincipal;
+      /** The request body, parsed once here when it is JSON. */
+      json?: unknown;
+      /** Total tokens the backend reported (header or trailer), for settling the reservation. */
+      usageTokens?: number;
     }
   }
 }
@@ -25,6 +34,8 @@ export interface PublicAppDeps {
   backends: BackendUrls;
   internalSecret: string;
   bodyLimitBytes: number;
+  rateLimits: RateLimitGate;
+  rateWindowMs: number;
 }
 
 /** The public port: health, then /v1 behind authentication, then the proxy to the owning service. */
@@ -35,6 +46,7 @@ export function createPublicApp(deps: PublicAppDeps): Express {
   app.use(gate(deps.authenticator));
   app.use(express.raw({ type: () => true, limit: deps.bodyLimitBytes }));
   app.use(checkModel);
+  app.use(limitRate(deps.rateLimits, deps.rateWindowMs));
   app.use((req, res, next) => {
     const backend = res.locals.backend;
     if (!backend) return next();
@@ -54,13 +66,15 @@ function gate(authenticator: Authenticator): RequestHandler {
     for (const name of Object.keys(req.headers)) {
       if (name.startsWith(internalHeaderPrefix)) delete req.headers[name];
     }
-    const { identity } = await authenticator.authenticate(req.headers);
+    const { identity, principal } = await authenticator.authenticate(req.headers);
     res.locals.identity = identity;
+    res.locals.principal = principal;
     if (!target) throw new GatewayError("not_found", `Unknown route: ${req.method} ${req.path}`);
     if (target.tool && !identity.tools.includes(target.tool)) {
       throw new GatewayError("tool_not_allowed", `The tool \`${target.tool}\` is not enabled for this key`);
     }
     res.locals.backend = target.backend;
+    res.locals.target = target;
     next();
   };
 }
@@ -78,6 +92,7 @@ const checkModel: RequestHandler = (req, res, next) => {
   } catch {
     throw new GatewayError("invalid_request", "Invalid body: not valid JSON");
   }
+  res.locals.json = parsed;
   const model = typeof parsed === "object" && parsed !== null ? (parsed as { model?: unknown }).model : undefined;
   const identity = res.locals.identity;
   if (typeof model === "string" && identity && !allowedByAll(identity.models, model)) {
@@ -85,3 +100,31 @@ const checkModel: RequestHandler = (req, res, next) => {
   }
   next();
 };
+
+/**
+ * Checks and charges both scopes in one call to the limiter, sets the x-ratelimit-* headers, and
+ * once the answer is complete settles the token reservation against what the backend reported: the
+ * real usage when it said, nothing for a failed call, the estimate when the outcome is unknown (a
+ * client that went away mid-stream may still have cost tokens upstream).
+ */
+function limitRate(gate: RateLimitGate, windowMs: number): RequestHandler {
+  return async (req, res, next) => {
+    const { target, principal } = res.locals;
+    const policy = target && principal ? rateLimitFor(target, req.method, req.path) : undefined;
+    if (!policy || !principal) return next();
+    const tokens = policy.tokenRoute ? estimateTokens(policy.tokenRoute, res.locals.json) : 0;
+    const admission = await gate.admit(principal, tokens);
+    if (!admission) return next(); // the limiter is unreachable and limits fail open
+    setRateHeaders(res, admission.status);
+    if (!admission.allowed) throw rateLimitError(admission.denial, windowMs);
+    if (tokens > 0) {
+      const ticket = admission.ticket;
+      res.once("close", () => {
+        const used = res.locals.usageTokens;
+        if (used !== undefined) gate.settle(ticket, used);
+        else if (res.statusCode >= 400) gate.settle(ticket, 0);
+      });
+    }
+    next();
+  };
+}

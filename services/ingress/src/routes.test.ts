@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { resolveRoute, type RouteTarget } from "./routes";
+import { rateLimitFor, resolveRoute, type RouteTarget } from "./routes";
 
 describe("resolveRoute", () => {
   const table: [string, RouteTarget | undefined][] = [
@@ -52,4 +52,27 @@ describe("resolveRoute", () => {
       expect(resolveRoute(path)?.tool, path).toBeUndefined();
     }
   });
+});
+
+describe("rateLimitFor", () => {
+  const cases: [string, string, { tokenRoute?: string } | undefined][] = [
+    ["POST", "/v1/chat/completions", { tokenRoute: "/v1/chat/completions" }],
+    ["POST", "/v1/messages", { tokenRoute: "/v1/messages" }],
+    ["POST", "/v1/embeddings", { tokenRoute: "/v1/embeddings" }],
+    ["GET", "/v1/models", undefined],
+    ["GET", "/v1/models/gpt-4o-mini", undefined],
+    ["POST", "/v1/async/chat/completions", { tokenRoute: "/v1/chat/completions" }],
+    ["GET", "/v1/async/chat/completions/job_1", undefined],
+    ["POST", "/v1/tools/webtool/search", {}],
+    ["GET", "/v1/tools/serptool/search", {}],
+    ["POST", "/v1/tools/webtool/research", {}],
+    ["GET", "/v1/tools/webtool/research/job_1", undefined],
+  ];
+  for (const [method, path, expected] of cases) {
+    it(`when ${method} ${path} is called, then it ${expected ? "counts" : "is free"}${expected?.tokenRoute ? " with a token estimate" : ""}`, () => {
+      const target = resolveRoute(path);
+      if (!target) throw new Error(`unresolved ${path}`);
+      expect(rateLimitFor(target, method, path)).toEqual(expected);
+    });
+  }
 });

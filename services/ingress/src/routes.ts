@@ -39,3 +39,19 @@ export function resolveRoute(path: string): RouteTarget | undefined {
   }
   return undefined;
 }
+
+const modelRouteSet = new Set(modelRoutes);
+
+/**
+ * Whether a call counts against the rate limits, and which model route's token estimate applies to
+ * it. Reads (the model list, job polls) are free; creating a job counts like the call it wraps.
+ */
+export function rateLimitFor(target: RouteTarget, method: string, path: string): { tokenRoute?: string } | undefined {
+  if (target.label.startsWith("/v1/models")) return undefined;
+  if (target.backend === "jobs") {
+    if (method !== "POST") return undefined;
+    const inner = path.replace(/^\/v1\/async\//, "/v1/").replace(/\/$/, "");
+    return modelRouteSet.has(inner) ? { tokenRoute: inner } : {};
+  }
+  return target.backend === "inference" ? { tokenRoute: target.label } : {};
+}

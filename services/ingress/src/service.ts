@@ -1,11 +1,16 @@
 import { fileURLToPath } from "node:url";
 import type { Bus } from "@gw/bus";
+import type { PlanLimitsTable } from "@gw/config";
 import { runMigrations, type Db } from "@gw/db";
 import type { Logger } from "@gw/logger";
 import { createMetrics, Health, startHttpServer, type RunningServer } from "@gw/service-kit";
 import { createAdminApp } from "./admin/admin-app";
 import { Authenticator } from "./auth/authenticator";
 import type { BackendUrls } from "./proxy/forward";
+import { MemoryLimiter } from "./limits/memory-limiter";
+import { RateLimitGate, type FailureMode } from "./limits/rate-limit-gate";
+import { RedisLimiter } from "./limits/redis-limiter";
+import type { Limiter } from "./limits/types";
 import { createPublicApp } from "./public-app";
 import { IdentityStore } from "./store/identity-store";
 
@@ -18,7 +23,22 @@ export interface IngressSettings {
   backends: BackendUrls;
   bodyLimitBytes: number;
   keyCacheTtlMs: number;
+  /** Default limits per plan, from the config file. */
+  plans: PlanLimitsTable;
+  rateLimits: RateLimitSettings;
 }
+
+export interface RateLimitSettings {
+  /** Shared limits for every replica; unset: in-memory limits for this process only. */
+  redisUrl: string | undefined;
+  prefix: string;
+  windowMs: number;
+  failureMode: FailureMode;
+  timeoutMs: number;
+}
+
+/** Sixty buckets per window: the window slides by a sixtieth (one second per minute). */
+const BUCKETS = 60;
 
 export interface IngressDeps {
   settings: IngressSettings;
@@ -47,6 +67,10 @@ export function createIngressService(deps: IngressDeps): IngressService {
     { ttlMs: settings.keyCacheTtlMs, negativeTtlMs: Math.min(settings.keyCacheTtlMs, 5_000), maxStaleMs: 10 * 60_000, maxEntries: 100_000 },
     logger,
   );
+  const limiter = createLimiter(settings.rateLimits, logger);
+  const rateLimits = new RateLimitGate(limiter, settings.plans, settings.rateLimits.failureMode, logger, metrics);
+  // Failing open, Redis being down must not take ingress out of rotation; failing closed, it should.
+  if (settings.rateLimits.failureMode === "closed") health.addCheck("redis", () => limiter.ping().then(() => true));
   const onIdentityChanged = (kind: "key" | "workspace", id: string) => {
     authenticator.cache.invalidate(kind, id);
   };
@@ -56,6 +80,7 @@ export function createIngressService(deps: IngressDeps): IngressService {
   return {
     authenticator,
     async start() {
+      if (limiter instanceof RedisLimiter) limiter.connect();
       await runMigrations(db, { schema: "ingress", dir: ingressMigrations, logger });
       unsubscribe = bus.subscribe("identity.changed", (change) => onIdentityChanged(change.kind, change.id));
       const publicApp = createPublicApp({
@@ -66,8 +91,10 @@ export function createIngressService(deps: IngressDeps): IngressService {
         backends: settings.backends,
         internalSecret: settings.internalSecret,
         bodyLimitBytes: settings.bodyLimitBytes,
+        rateLimits,
+        rateWindowMs: settings.rateLimits.windowMs,
       });
-      const adminApp = createAdminApp({ logger, metrics, store, bus, adminToken: settings.adminToken, onIdentityChanged });
+      const adminApp = createAdminApp({ logger, metrics, store, bus, adminToken: settings.adminToken, onIdentityChanged, plans: settings.plans });
       const pub = await startHttpServer(publicApp, settings.port, settings.host);
       const admin = await startHttpServer(adminApp, settings.adminPort, settings.host);
       servers = [pub, admin];
@@ -79,6 +106,13 @@ export function createIngressService(deps: IngressDeps): IngressService {
       unsubscribe?.();
       await Promise.all(servers.map((s) => s.close(10_000)));
       servers = [];
+      await limiter.close();
     },
   };
+}
+
+function createLimiter(settings: RateLimitSettings, logger: Logger): Limiter {
+  const window = { windowMs: settings.windowMs, buckets: BUCKETS };
+  if (!settings.redisUrl) return new MemoryLimiter(window);
+  return new RedisLimiter({ ...window, url: settings.redisUrl, prefix: settings.prefix, timeoutMs: settings.timeoutMs, logger });
 }

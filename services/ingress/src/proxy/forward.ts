@@ -23,7 +23,10 @@ export function createForwarders(urls: BackendUrls, internalSecret: string): Rec
       xfwd: false,
       on: {
         proxyReq: (proxyReq, req, res) => prepareUpstreamRequest(proxyReq, req as Request, res as Response, internalSecret),
-        proxyRes: (proxyRes, _req, res) => relayAbort(proxyRes, res),
+        proxyRes: (proxyRes, _req, res) => {
+          takeUsage(proxyRes, res as Response);
+          relayAbort(proxyRes, res);
+        },
         error: (err, req, res) => onProxyError(err, req as Request, res as Response | import("node:net").Socket, backend),
       },
     }) as RequestHandler;
@@ -49,6 +52,27 @@ function prepareUpstreamRequest(proxyReq: ClientRequest, req: Request, res: Resp
   res.once("close", () => {
     if (!res.writableFinished) proxyReq.destroy();
   });
+}
+
+/**
+ * Reads the usage the backend reports (a header on JSON answers, a trailer on streams) and removes
+ * every internal header, and the trailer announcement, before the answer reaches the client.
+ */
+function takeUsage(proxyRes: IncomingMessage, res: Response): void {
+  const name = internalHeaders.usageTokens;
+  const record = (value: string | string[] | undefined) => {
+    const n = Number(Array.isArray(value) ? value[0] : value);
+    if (value !== undefined && Number.isFinite(n) && n >= 0) res.locals.usageTokens = n;
+  };
+  record(proxyRes.headers[name]);
+  if (proxyRes.headers.trailer?.toLowerCase().includes(name)) {
+    // Trailers are parsed by the time the body ends; this runs before the pipe ends the answer.
+    proxyRes.once("end", () => record(proxyRes.trailers[name]));
+    delete proxyRes.headers.trailer;
+  }
+  for (const header of Object.keys(proxyRes.headers)) {
+    if (header.startsWith(internalHeaderPrefix)) delete proxyRes.headers[header];
+  }
 }
 
 function relayAbort(proxyRes: IncomingMessage, res: ServerResponse): void {
