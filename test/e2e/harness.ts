@@ -3,8 +3,10 @@ import { writeFileSync, mkdtempSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { spawn } from "node:child_process";
 import { removeNatsNamespace } from "@gw/bus";
-import { createTestDatabase, testNatsUrl, uniqueNamespace, type TestDatabase } from "@gw/testkit";
+import { repoRoot } from "@gw/config";
+import { createTestDatabase, testNatsUrl, testRedisUrl, uniqueNamespace, uniquePrefix, type TestDatabase } from "@gw/testkit";
 import { spawnMesh, waitForMesh, type Mesh, type MeshPorts } from "../../services/embedded/src/mesh-processes";
 
 export async function freePort(): Promise<number> {
@@ -25,13 +27,15 @@ export interface RunningMesh {
   adminURL: string;
   adminToken: string;
   internalSecret: string;
+  /** The environment every process got (ports aside). */
+  env: Record<string, string | undefined>;
   output: () => string;
   stop(): Promise<Record<string, number | null>>;
 }
 
 /**
- * Starts the four services as separate processes against this machine's Postgres and NATS (a fresh
- * database and NATS namespace per run), with the given gateway config file contents.
+ * Starts the four services as separate processes against this machine's Postgres, Redis and NATS
+ * (a fresh database, Redis key prefix and NATS namespace per run), with the given config file.
  */
 export async function startTestMesh(configYaml: string, extraEnv: Record<string, string> = {}): Promise<RunningMesh> {
   const db: TestDatabase = await createTestDatabase();
@@ -49,22 +53,21 @@ export async function startTestMesh(configYaml: string, extraEnv: Record<string,
   const internalSecret = randomBytes(32).toString("hex");
   const natsUrl = await testNatsUrl();
   const namespace = uniqueNamespace();
-  const mesh = spawnMesh({
-    ports,
-    stdio: "pipe",
-    env: {
-      PATH: process.env.PATH,
-      HOME: process.env.HOME,
-      DATABASE_URL: db.url,
-      NATS_URL: natsUrl,
-      NATS_NAMESPACE: namespace,
-      GATEWAY_CONFIG: configPath,
-      GATEWAY_ADMIN_TOKEN: adminToken,
-      GATEWAY_INTERNAL_SECRET: internalSecret,
-      LOG_LEVEL: "warn",
-      ...extraEnv,
-    },
-  });
+  const env = {
+    PATH: process.env.PATH,
+    HOME: process.env.HOME,
+    DATABASE_URL: db.url,
+    NATS_URL: natsUrl,
+    NATS_NAMESPACE: namespace,
+    REDIS_URL: await testRedisUrl(),
+    GATEWAY_REDIS_PREFIX: uniquePrefix("e2e"),
+    GATEWAY_CONFIG: configPath,
+    GATEWAY_ADMIN_TOKEN: adminToken,
+    GATEWAY_INTERNAL_SECRET: internalSecret,
+    LOG_LEVEL: "warn",
+    ...extraEnv,
+  };
+  const mesh = spawnMesh({ ports, stdio: "pipe", env });
   let log = "";
   for (const [name, child] of Object.entries(mesh.processes)) {
     child.stdout?.on("data", (d: Buffer) => (log += `[${name}] ${d.toString()}`));
@@ -84,6 +87,7 @@ export async function startTestMesh(configYaml: string, extraEnv: Record<string,
     adminURL: `http://127.0.0.1:${ports.admin}`,
     adminToken,
     internalSecret,
+    env,
     output: () => log,
     async stop() {
       const codes = await mesh.stop();
@@ -121,4 +125,46 @@ export async function eventually<T>(fn: () => T | Promise<T>, timeoutMs = 10_000
     if (Date.now() > deadline) throw last ?? new Error("condition not met in time");
     await new Promise((r) => setTimeout(r, 50));
   }
+}
+
+export interface IngressReplica {
+  baseURL: string;
+  adminURL: string;
+  output: () => string;
+  stop(): Promise<number | null>;
+}
+
+/** A second ingress process in front of the same mesh: same database, Redis, NATS and backends. */
+export async function startIngressReplica(gw: RunningMesh, extraEnv: Record<string, string> = {}): Promise<IngressReplica> {
+  const [port, adminPort] = [await freePort(), await freePort()];
+  const child = spawn(process.execPath, ["--import", "tsx", join(repoRoot(), "services", "ingress", "src", "main.ts")], {
+    cwd: repoRoot(),
+    env: {
+      ...gw.env,
+      HOST: "127.0.0.1",
+      PORT: String(port),
+      ADMIN_PORT: String(adminPort),
+      INFERENCE_URL: `http://127.0.0.1:${gw.ports.inference}`,
+      TOOLS_URL: `http://127.0.0.1:${gw.ports.tools}`,
+      JOBS_URL: `http://127.0.0.1:${gw.ports.jobs}`,
+      ...extraEnv,
+    },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let log = "";
+  child.stdout?.on("data", (d: Buffer) => (log += d.toString()));
+  child.stderr?.on("data", (d: Buffer) => (log += d.toString()));
+  const stop = () =>
+    new Promise<number | null>((resolve) => {
+      if (child.exitCode !== null || child.signalCode !== null) return resolve(child.exitCode);
+      child.once("exit", (code) => resolve(code));
+      child.kill("SIGTERM");
+    });
+  try {
+    await eventually(async () => (await fetch(`http://127.0.0.1:${port}/readyz`)).ok, 60_000);
+  } catch (err) {
+    await stop();
+    throw new Error(`second ingress not ready: ${(err as Error).message}\n${log}`);
+  }
+  return { baseURL: `http://127.0.0.1:${port}/v1`, adminURL: `http://127.0.0.1:${adminPort}`, output: () => log, stop };
 }

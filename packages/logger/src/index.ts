@@ -31,8 +31,18 @@ export function createLogger(config: LoggerConfig): Logger {
     redact: { paths: redact, censor: "[redacted]" },
     timestamp: pino.stdTimeFunctions.isoTime,
   };
-  // pino writes asynchronously through sonic-boom, so logging never blocks the request path.
-  const destination = config.destination ?? pino.destination({ dest: 1, sync: false, minLength: 4096 });
+  if (config.destination) return pino(options, config.destination);
+  // pino writes asynchronously through sonic-boom, so logging never blocks the request path. Lines
+  // are batched up to 4 KiB; a quiet process still writes within a second (a warning that Redis
+  // is down must not wait for 4 KiB of other lines).
+  const destination = pino.destination({ dest: 1, sync: false, minLength: 4096 });
+  setInterval(() => {
+    try {
+      destination.flush();
+    } catch {
+      // not open yet, or already closed
+    }
+  }, 1_000).unref();
   return pino(options, destination);
 }
 
