@@ -6,13 +6,14 @@ import { parseFlags, usage, type BenchFlags } from "./flags";
 import { startGateway } from "./gateway/start-gateway";
 import { currentLoadAverage, describeMachine } from "./machine";
 import { renderHeader, renderTable } from "./report";
+import { limiter } from "./scenarios/limiter";
 import { oneInFlight } from "./scenarios/one-in-flight";
 import type { BenchContext, Scenario, ScenarioResult } from "./scenarios/scenario";
 import { chatTargets } from "./targets";
 import { spawnUpstream } from "./upstream/spawn-upstream";
 
 /** Run in this order; later scenarios (open-loop load, capacity, streaming, …) are appended here. */
-const scenarios: readonly Scenario[] = [oneInFlight];
+const scenarios: readonly Scenario[] = [oneInFlight, limiter];
 
 const progress = (message: string) => process.stderr.write(`[bench] ${message}\n`);
 

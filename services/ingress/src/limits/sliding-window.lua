@@ -29,16 +29,18 @@ local cur = math.floor(now / width)
 local oldest = cur - n + 1
 local ttl = (n + 1) * width
 
--- Drops the buckets that left the window; returns the live totals.
+-- Drops the buckets that left the window. Returns the live totals and the current bucket's counts
+-- (read in the same HMGET, so admitting costs one read and one write per scope).
 local function evict(key)
-  local s = redis.call('HMGET', key, 'o', 'r', 't')
+  local s = redis.call('HMGET', key, 'o', 'r', 't', 'r' .. cur, 't' .. cur)
   local o = tonumber(s[1])
-  if not o then return 0, 0 end
+  if not o then return 0, 0, 0, 0 end
   local r, t = tonumber(s[2]) or 0, tonumber(s[3]) or 0
-  if o >= oldest then return r, t end
+  local rc, tc = tonumber(s[4]) or 0, tonumber(s[5]) or 0
+  if o >= oldest then return r, t, rc, tc end
   if o + n - 1 < oldest then
     redis.call('DEL', key)
-    return 0, 0
+    return 0, 0, 0, 0
   end
   for i = o, oldest - 1 do
     local v = redis.call('HMGET', key, 'r' .. i, 't' .. i)
@@ -47,7 +49,7 @@ local function evict(key)
     redis.call('HDEL', key, 'r' .. i, 't' .. i)
   end
   redis.call('HSET', key, 'o', oldest, 'r', r, 't', t)
-  return r, t
+  return r, t, rc, tc
 end
 
 -- Milliseconds until enough of the window's oldest usage has left it for `cost` to fit.
@@ -88,8 +90,8 @@ if mode == 'settle' then
 end
 
 local tokens = tonumber(ARGV[9])
-local wr, wt = evict(KEYS[1])
-local kr, kt = evict(KEYS[2])
+local wr, wt, wrc, wtc = evict(KEYS[1])
+local kr, kt, krc, ktc = evict(KEYS[2])
 local checks = {
   { KEYS[1], 'r', wr, 1, tonumber(ARGV[5]) },
   { KEYS[1], 't', wt, tokens, tonumber(ARGV[6]) },
@@ -107,10 +109,12 @@ for idx, c in ipairs(checks) do
   end
 end
 if failed == 0 then
-  for _, key in ipairs(KEYS) do
-    charge(key, 'r', 1, cur)
-    if tokens > 0 then charge(key, 't', tokens, cur) end
-  end
   wr, wt, kr, kt = wr + 1, wt + tokens, kr + 1, kt + tokens
+  local counts = { { KEYS[1], wr, wt, wrc, wtc }, { KEYS[2], kr, kt, krc, ktc } }
+  for _, c in ipairs(counts) do
+    redis.call('HSETNX', c[1], 'o', cur)
+    redis.call('HSET', c[1], 'r', c[2], 't', c[3], 'r' .. cur, c[4] + 1, 't' .. cur, c[5] + tokens)
+    redis.call('PEXPIRE', c[1], ttl)
+  end
 end
 return { failed, wait, now, cur, wr, wt, kr, kt }
