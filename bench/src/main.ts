@@ -85,9 +85,14 @@ async function main(argv: readonly string[]): Promise<number> {
       processes: { upstream: upstream.pid, ...gateway.pids },
       chat: chatTargets(upstream, gateway, upstreamKey),
       progress,
+      earlier: {},
     };
     const results: ScenarioResult[] = [];
-    for (const scenario of scenarios) results.push(await scenario.run(ctx));
+    for (const scenario of scenarios) {
+      const result = await scenario.run(ctx);
+      results.push(result);
+      ctx.earlier[result.name] = result.data;
+    }
 
     const out = resolve(flags.out);
     mkdirSync(dirname(out), { recursive: true });
