@@ -2,7 +2,7 @@ import { createHmac } from "node:crypto";
 import type { Identity } from "@gw/contracts";
 import { GatewayError } from "@gw/errors";
 import { describe, expect, it } from "vitest";
-import { signIdentity, verifyIdentity } from "./identity";
+import { IdentitySigner, IdentityVerifier, signIdentity, verifyIdentity } from "./identity";
 
 const secret = "test-internal-secret-0123456789";
 const identity: Identity = {
@@ -111,5 +111,45 @@ describe("signIdentity / verifyIdentity", () => {
     expect(rejection(() => verifyIdentity(badPlan, secret, 300, t0)).message).toMatch(/malformed/i);
     const noWorkspace = signRaw({ key_id: "k", plan: "pro", models: [], tools: [], iat: t0 / 1000 });
     expect(rejection(() => verifyIdentity(noWorkspace, secret, 300, t0)).code).toBe("unauthenticated_internal");
+  });
+});
+
+describe("IdentitySigner and IdentityVerifier", () => {
+  const secret = "signer-test-secret-0123456789";
+  const who: Identity = { workspace_id: "ws_1", key_id: "key_1", plan: "pro", models: [["*"]], tools: [] };
+
+  it("when the same identity is signed twice within the refresh time, then the header is reused, and re-signed after", () => {
+    const signer = new IdentitySigner(secret, 60_000);
+    const first = signer.sign(who, 1_000_000);
+    expect(signer.sign(who, 1_059_000)).toBe(first);
+    const later = signer.sign(who, 1_061_000);
+    expect(later).not.toBe(first);
+    expect(verifyIdentity(later, secret, 300, 1_061_000)).toEqual(who);
+    // Another object with the same content is signed on its own.
+    expect(signer.sign({ ...who }, 1_000_000)).toBe(signIdentity(who, secret, 1_000_000));
+  });
+
+  it("when a verified header is presented again, then it is accepted until it is older than the maximum age", () => {
+    const verifier = new IdentityVerifier(secret, 300);
+    const header = signIdentity(who, secret, 2_000_000);
+    expect(verifier.verify(header, 2_000_000)).toEqual(who);
+    expect(verifier.verify(header, 2_299_000)).toEqual(who);
+    expect(() => verifier.verify(header, 2_301_000)).toThrow(/Expired/);
+  });
+
+  it("when a header differs from a verified one by a single character, then it is still checked and refused", () => {
+    const verifier = new IdentityVerifier(secret);
+    const header = signIdentity(who, secret);
+    verifier.verify(header);
+    const tampered = `${header.slice(0, -1)}${header.endsWith("A") ? "B" : "A"}`;
+    expect(() => verifier.verify(tampered)).toThrow(/signature/);
+    expect(() => verifier.verify(undefined)).toThrow(/Missing/);
+  });
+
+  it("when more headers are verified than the cache holds, then it starts over and keeps verifying correctly", () => {
+    const verifier = new IdentityVerifier(secret, 300, 2);
+    const headers = [1, 2, 3].map((i) => signIdentity({ ...who, key_id: `key_${i}` }, secret));
+    expect(headers.map((h) => verifier.verify(h).key_id)).toEqual(["key_1", "key_2", "key_3"]);
+    expect(verifier.verify(headers[0] as string).key_id).toBe("key_1");
   });
 });

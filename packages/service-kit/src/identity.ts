@@ -13,6 +13,10 @@ export function signIdentity(identity: Identity, secret: string, now = Date.now(
 }
 
 export function verifyIdentity(header: string | undefined, secret: string, maxAgeSeconds = 300, now = Date.now()): Identity {
+  return verifySigned(header, secret, maxAgeSeconds, now).identity;
+}
+
+function verifySigned(header: string | undefined, secret: string, maxAgeSeconds: number, now: number): { identity: Identity; iat: number } {
   if (!header) throw new GatewayError("unauthenticated_internal", "Missing internal identity: call this service through ingress");
   const dot = header.indexOf(".");
   const payload = dot > 0 ? header.slice(0, dot) : "";
@@ -34,7 +38,52 @@ export function verifyIdentity(header: string | undefined, secret: string, maxAg
   }
   const identity = Identity.safeParse(parsed);
   if (!identity.success) throw new GatewayError("unauthenticated_internal", "Malformed internal identity");
-  return identity.data;
+  return { identity: identity.data, iat };
+}
+
+/**
+ * Signs each identity once and reuses the header while it is fresh: ingress sends the same identity
+ * for every request of a cached key, so the JSON, base64 and HMAC work is done about once a minute
+ * per key instead of once per request. Keyed by the identity object, which ingress keeps per key.
+ */
+export class IdentitySigner {
+  private readonly signed = new WeakMap<Identity, { header: string; at: number }>();
+
+  constructor(
+    private readonly secret: string,
+    private readonly refreshMs = 60_000,
+  ) {}
+
+  sign(identity: Identity, now = Date.now()): string {
+    const hit = this.signed.get(identity);
+    if (hit && now - hit.at < this.refreshMs) return hit.header;
+    const header = signIdentity(identity, this.secret, now);
+    this.signed.set(identity, { header, at: now });
+    return header;
+  }
+}
+
+/**
+ * Verifies identity headers, remembering the ones already verified (bounded) so a repeated header
+ * costs a map lookup and an age check, not an HMAC, a JSON parse and a schema check.
+ */
+export class IdentityVerifier {
+  private readonly verified = new Map<string, { identity: Identity; iat: number }>();
+
+  constructor(
+    private readonly secret: string,
+    private readonly maxAgeSeconds = 300,
+    private readonly maxEntries = 10_000,
+  ) {}
+
+  verify(header: string | undefined, now = Date.now()): Identity {
+    const hit = header === undefined ? undefined : this.verified.get(header);
+    if (hit && Math.abs(now / 1000 - hit.iat) <= this.maxAgeSeconds) return hit.identity;
+    const checked = verifySigned(header, this.secret, this.maxAgeSeconds, now);
+    if (this.verified.size >= this.maxEntries) this.verified.clear();
+    this.verified.set(header as string, checked);
+    return checked.identity;
+  }
 }
 
 function hmac(payload: string, secret: string): string {
@@ -43,9 +92,10 @@ function hmac(payload: string, secret: string): string {
 
 /** Guards a service's /v1 routes: only calls signed by ingress get through. */
 export function requireIdentity(secret: string): import("express").RequestHandler {
+  const verifier = new IdentityVerifier(secret);
   return (req, res, next) => {
     const header = req.headers[internalHeaders.identity];
-    res.locals.identity = verifyIdentity(Array.isArray(header) ? header[0] : header, secret);
+    res.locals.identity = verifier.verify(Array.isArray(header) ? header[0] : header);
     next();
   };
 }

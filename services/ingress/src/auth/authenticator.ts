@@ -17,6 +17,7 @@ export interface Authenticated {
 export class Authenticator {
   readonly cache: IdentityCache;
   private readonly inflight = new Map<string, Promise<KeyPrincipal | undefined>>();
+  private readonly identities = new WeakMap<KeyPrincipal, Identity>();
 
   constructor(
     private readonly store: IdentityStore,
@@ -42,7 +43,17 @@ export class Authenticator {
     if (principal.workspace.subscription !== "active") {
       throw new GatewayError("subscription_inactive", "The workspace has no active subscription");
     }
-    return { principal, identity: identityOf(principal) };
+    return { principal, identity: this.identityFor(principal) };
+  }
+
+  /** One identity object per cached principal, so its signed header can be reused too. */
+  private identityFor(principal: KeyPrincipal): Identity {
+    let identity = this.identities.get(principal);
+    if (!identity) {
+      identity = identityOf(principal);
+      this.identities.set(principal, identity);
+    }
+    return identity;
   }
 
   private async lookup(hash: string): Promise<KeyPrincipal | undefined> {

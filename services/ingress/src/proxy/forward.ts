@@ -3,7 +3,7 @@ import type { Request, RequestHandler, Response } from "express";
 import { createProxyMiddleware } from "http-proxy-middleware";
 import { internalHeaderPrefix, internalHeaders } from "@gw/contracts";
 import { GatewayError } from "@gw/errors";
-import { sendError, signIdentity } from "@gw/service-kit";
+import { IdentitySigner, sendError } from "@gw/service-kit";
 import type { Backend } from "../routes";
 
 export type BackendUrls = Record<Backend, string>;
@@ -14,6 +14,7 @@ export type BackendUrls = Record<Backend, string>;
  * the signed identity is added. Responses, SSE included, are piped through without buffering.
  */
 export function createForwarders(urls: BackendUrls, internalSecret: string): Record<Backend, RequestHandler> {
+  const signer = new IdentitySigner(internalSecret);
   const make = (backend: Backend): RequestHandler => {
     const agent = new Agent({ keepAlive: true, maxSockets: Infinity, maxFreeSockets: 1024, scheduling: "lifo" });
     return createProxyMiddleware<Request, Response>({
@@ -22,7 +23,7 @@ export function createForwarders(urls: BackendUrls, internalSecret: string): Rec
       changeOrigin: false,
       xfwd: false,
       on: {
-        proxyReq: (proxyReq, req, res) => prepareUpstreamRequest(proxyReq, req as Request, res as Response, internalSecret),
+        proxyReq: (proxyReq, req, res) => prepareUpstreamRequest(proxyReq, req as Request, res as Response, signer),
         proxyRes: (proxyRes, _req, res) => {
           takeUsage(proxyRes, res as Response);
           relayAbort(proxyRes, res);
@@ -34,12 +35,12 @@ export function createForwarders(urls: BackendUrls, internalSecret: string): Rec
   return { inference: make("inference"), tools: make("tools"), jobs: make("jobs") };
 }
 
-function prepareUpstreamRequest(proxyReq: ClientRequest, req: Request, res: Response, secret: string): void {
+function prepareUpstreamRequest(proxyReq: ClientRequest, req: Request, res: Response, signer: IdentitySigner): void {
   for (const name of proxyReq.getHeaderNames()) {
     if (name.startsWith(internalHeaderPrefix) || name === "authorization" || name === "x-api-key") proxyReq.removeHeader(name);
   }
   const identity = res.locals.identity;
-  if (identity) proxyReq.setHeader(internalHeaders.identity, signIdentity(identity, secret));
+  if (identity) proxyReq.setHeader(internalHeaders.identity, signer.sign(identity));
   proxyReq.setHeader(internalHeaders.requestId, res.locals.requestId);
   const body = req.body;
   if (Buffer.isBuffer(body)) {
