@@ -67,3 +67,52 @@ describe("Redis limiter keys", () => {
     await limiter.close();
   });
 });
+
+describe("Redis limiter settlements", () => {
+  const limits = { workspace: { requests: 100, tokens: 10_000 }, key: { requests: 100, tokens: 10_000 } };
+
+  it("when another key of the workspace is admitted next, then the waiting settlement rides along in that call", async () => {
+    const limiter = await connected(new RedisLimiter({ windowMs: 60_000, buckets: 60, url, prefix, timeoutMs: 2_000, logger }));
+    const client = createClient({ url });
+    await client.connect();
+    try {
+      const a = await limiter.admit({ workspaceId: "ws_ride", keyId: "key_a", ...limits, tokens: 500 });
+      if (!a.allowed) throw new Error("denied");
+      await limiter.settle(a.ticket, 120);
+      const before = await client.hGet(`${prefix}rl:{ws_ride}:key:key_a`, "t");
+      expect(before).toBe("500"); // not sent yet
+      const b = await limiter.admit({ workspaceId: "ws_ride", keyId: "key_b", ...limits, tokens: 30 });
+      expect(b).toMatchObject({ allowed: true, status: { tokens: { remaining: 10_000 - 120 - 30 } } });
+      expect(await client.hGet(`${prefix}rl:{ws_ride}:key:key_a`, "t")).toBe("120");
+      expect(await client.hGet(`${prefix}rl:{ws_ride}:ws`, "t")).toBe("150");
+    } finally {
+      client.destroy();
+      await limiter.close();
+    }
+  });
+
+  it("when no admission follows, then waiting settlements are sent on their own shortly after, and on close", async () => {
+    const limiter = await connected(new RedisLimiter({ windowMs: 60_000, buckets: 60, url, prefix, timeoutMs: 2_000, logger }));
+    const client = createClient({ url });
+    await client.connect();
+    try {
+      const a = await limiter.admit({ workspaceId: "ws_alone", keyId: "key_a", ...limits, tokens: 500 });
+      const b = await limiter.admit({ workspaceId: "ws_alone2", keyId: "key_b", ...limits, tokens: 500 });
+      if (!a.allowed || !b.allowed) throw new Error("denied");
+      await limiter.settle(a.ticket, 0);
+      await limiter.settle(b.ticket, 800);
+      for (let i = 0; i < 50 && (await client.hGet(`${prefix}rl:{ws_alone}:ws`, "t")) !== "0"; i++) {
+        await new Promise((r) => setTimeout(r, 10));
+      }
+      expect(await client.hGet(`${prefix}rl:{ws_alone}:ws`, "t")).toBe("0");
+      expect(await client.hGet(`${prefix}rl:{ws_alone2}:key:key_b`, "t")).toBe("800");
+      const c = await limiter.admit({ workspaceId: "ws_alone", keyId: "key_a", ...limits, tokens: 10 });
+      if (!c.allowed) throw new Error("denied");
+      await limiter.settle(c.ticket, 4);
+      await limiter.close(); // flushes what is still waiting
+      expect(await client.hGet(`${prefix}rl:{ws_alone}:key:key_a`, "t")).toBe("4");
+    } finally {
+      client.destroy();
+    }
+  });
+});

@@ -5,6 +5,15 @@ import type { Logger } from "@gw/logger";
 import type { Admission, AdmitRequest, Limiter, Ticket, WindowOptions } from "./types";
 import { toAdmission } from "./window";
 
+/** How long a settlement waits for its workspace's next admission before it is sent on its own. */
+const SETTLE_DELAY_MS = 20;
+
+interface Settlement {
+  keyId: string;
+  bucket: number;
+  delta: number;
+}
+
 const script = readFileSync(new URL("./sliding-window.lua", import.meta.url), "utf8");
 const scriptSha = createHash("sha1").update(script).digest("hex");
 
@@ -19,14 +28,19 @@ export interface RedisLimiterOptions extends WindowOptions {
 
 /**
  * Limits shared by every ingress replica: one EVALSHA per admission checks and charges both scopes.
- * Commands fail at once while Redis is unreachable (no offline queue), so the caller can fail open
- * without waiting; the client reconnects in the background.
+ * Settlements (real usage replacing a reservation) wait up to SETTLE_DELAY_MS and ride along with
+ * the workspace's next admission, so a busy workspace costs one round trip per request; the rest
+ * are sent together when the delay runs out. Commands fail at once while Redis is unreachable (no
+ * offline queue), so the caller can fail open without waiting; the client reconnects in the
+ * background.
  */
 export class RedisLimiter implements Limiter {
   readonly kind = "redis";
   private readonly client: RedisClientType;
   private readonly width: number;
   private readonly n: number;
+  private readonly pending = new Map<string, Settlement[]>();
+  private flushTimer: NodeJS.Timeout | undefined;
 
   constructor(private readonly options: RedisLimiterOptions) {
     if (options.prefix.includes("{")) throw new Error("the Redis key prefix must not contain '{'");
@@ -61,7 +75,8 @@ export class RedisLimiter implements Limiter {
 
   async admit(request: AdmitRequest): Promise<Admission> {
     const r = request;
-    const reply = await this.run(this.keys(r.workspaceId, r.keyId), [
+    const keys = this.keys(r.workspaceId, r.keyId);
+    const args = [
       "admit",
       this.clock(),
       String(this.width),
@@ -71,7 +86,9 @@ export class RedisLimiter implements Limiter {
       String(r.key.requests),
       String(r.key.tokens),
       String(r.tokens),
-    ]);
+    ];
+    this.takeSettlements(r.workspaceId, keys, args);
+    const reply = await this.run(keys, args);
     const [failed, waitMs, now, bucket, wsRequests, wsTokens, keyRequests, keyTokens] = (reply as number[]).map(Number) as [
       number, number, number, number, number, number, number, number,
     ];
@@ -81,14 +98,43 @@ export class RedisLimiter implements Limiter {
   async settle(ticket: Ticket, actualTokens: number): Promise<void> {
     const delta = actualTokens - ticket.tokens;
     if (delta === 0) return;
-    await this.run(this.keys(ticket.workspaceId, ticket.keyId), [
-      "settle",
-      this.clock(),
-      String(this.width),
-      String(this.n),
-      String(ticket.bucket),
-      String(delta),
-    ]);
+    const queue = this.pending.get(ticket.workspaceId);
+    const settlement = { keyId: ticket.keyId, bucket: ticket.bucket, delta };
+    if (queue) queue.push(settlement);
+    else this.pending.set(ticket.workspaceId, [settlement]);
+    this.flushTimer ??= setTimeout(() => void this.flush(), SETTLE_DELAY_MS);
+  }
+
+  /** Sends every waiting settlement, one script call per workspace (pipelined by the client). */
+  async flush(): Promise<void> {
+    clearTimeout(this.flushTimer);
+    this.flushTimer = undefined;
+    const workspaces = [...this.pending.keys()];
+    await Promise.all(
+      workspaces.map(async (workspaceId) => {
+        const keys = [`${this.tag(workspaceId)}:ws`];
+        const args = ["settle", this.clock(), String(this.width), String(this.n)];
+        this.takeSettlements(workspaceId, keys, args);
+        try {
+          await this.run(keys, args);
+        } catch (err) {
+          this.options.logger.warn({ err: (err as Error).message }, "could not settle token reservations");
+        }
+      }),
+    );
+  }
+
+  /** Moves the workspace's waiting settlements into a script call's keys and arguments. */
+  private takeSettlements(workspaceId: string, keys: string[], args: string[]): void {
+    const queue = this.pending.get(workspaceId);
+    if (!queue) return;
+    this.pending.delete(workspaceId);
+    for (const s of queue) {
+      const hash = `${this.tag(workspaceId)}:key:${s.keyId}`;
+      let index = keys.indexOf(hash);
+      if (index < 0) index = keys.push(hash) - 1;
+      args.push(String(index + 1), String(s.bucket), String(s.delta));
+    }
   }
 
   async ping(): Promise<void> {
@@ -96,13 +142,18 @@ export class RedisLimiter implements Limiter {
   }
 
   async close(): Promise<void> {
+    if (this.client.isReady) await this.flush();
+    clearTimeout(this.flushTimer);
     if (this.client.isOpen) this.client.destroy();
   }
 
-  /** Both keys carry the workspace id as hash tag: one Redis Cluster slot, one script call. */
+  /** Every key of a workspace carries its id as hash tag: one Redis Cluster slot, one script call. */
+  private tag(workspaceId: string): string {
+    return `${this.options.prefix}rl:{${workspaceId}}`;
+  }
+
   private keys(workspaceId: string, keyId: string): string[] {
-    const tag = `${this.options.prefix}rl:{${workspaceId}}`;
-    return [`${tag}:ws`, `${tag}:key:${keyId}`];
+    return [`${this.tag(workspaceId)}:ws`, `${this.tag(workspaceId)}:key:${keyId}`];
   }
 
   private clock(): string {

@@ -8,12 +8,14 @@
 -- r<i> / t<i> = the counts of bucket i (i = floor(now / width)).
 --
 -- admit:  ARGV = 'admit', now_ms ('' = Redis's clock), width_ms, buckets,
---                workspace rpm, workspace tpm, key rpm, key tpm, tokens to reserve
+--                workspace rpm, workspace tpm, key rpm, key tpm, tokens to reserve,
+--                then any settlements of the same workspace (see settle_all)
 --         returns {failed check (0 = admitted; 1..4 = ws requests, ws tokens, key requests,
 --                  key tokens), retry_ms (-1 = never fits), now_ms, bucket,
 --                  ws requests, ws tokens, key requests, key tokens}
--- settle: ARGV = 'settle', now_ms, width_ms, buckets, bucket of the reservation, token delta
+-- settle: ARGV = 'settle', now_ms, width_ms, buckets, then settlements (see settle_all)
 --         returns {}
+-- KEYS[3..]: the hashes of other keys of the workspace that settlements name.
 
 local mode = ARGV[1]
 local now
@@ -71,23 +73,36 @@ local function charge(key, field, amount, bucket)
   redis.call('PEXPIRE', key, ttl)
 end
 
-if mode == 'settle' then
-  local bucket = tonumber(ARGV[5])
-  local delta = tonumber(ARGV[6])
-  for _, key in ipairs(KEYS) do
-    evict(key)
-    if bucket >= oldest and redis.call('EXISTS', key) == 1 then
-      local have = tonumber(redis.call('HGET', key, 't' .. bucket)) or 0
-      local d = delta
-      if have + d < 0 then d = -have end
-      if d ~= 0 then charge(key, 't', d, bucket) end
-    elseif delta > 0 then
-      -- The reservation's bucket has left the window: the extra tokens count from now.
-      charge(key, 't', delta, cur)
-    end
+-- Replaces a reservation by the real usage: `delta` more (or fewer) tokens in the reservation's
+-- bucket, never below zero; once that bucket has left the window, only an excess counts, from now.
+local function settle(key, bucket, delta)
+  evict(key)
+  if bucket >= oldest and redis.call('EXISTS', key) == 1 then
+    local have = tonumber(redis.call('HGET', key, 't' .. bucket)) or 0
+    local d = delta
+    if have + d < 0 then d = -have end
+    if d ~= 0 then charge(key, 't', d, bucket) end
+  elseif delta > 0 then
+    charge(key, 't', delta, cur)
   end
+end
+
+-- Settlements travel as (index into KEYS of the key's hash, bucket, delta) triples from ARGV[first]
+-- on; each applies to the workspace (KEYS[1]) and to that key.
+local function settle_all(first)
+  for j = first, #ARGV, 3 do
+    local bucket, delta = tonumber(ARGV[j + 1]), tonumber(ARGV[j + 2])
+    settle(KEYS[1], bucket, delta)
+    settle(KEYS[tonumber(ARGV[j])], bucket, delta)
+  end
+end
+
+if mode == 'settle' then
+  settle_all(5)
   return {}
 end
+-- Settlements waiting for this workspace ride along with its next admission: no extra round trip.
+settle_all(10)
 
 local tokens = tonumber(ARGV[9])
 local wr, wt, wrc, wtc = evict(KEYS[1])
