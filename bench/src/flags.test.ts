@@ -3,7 +3,7 @@ import { defaultFlags, parseFlags } from "./flags";
 
 describe("parseFlags", () => {
   it("gives the documented defaults without arguments", () => {
-    expect(parseFlags([])).toEqual({ requests: 2000, warmup: 3000, block: 100, out: "bench/results/latest.json", help: false });
+    expect(parseFlags([])).toEqual({ requests: 2000, warmup: 3000, block: 100, out: "bench/results/latest.json", comparePortkey: false, scenarios: [], help: false });
     expect(parseFlags([])).toEqual(defaultFlags);
   });
 
@@ -13,9 +13,13 @@ describe("parseFlags", () => {
       warmup: 0,
       block: 7,
       out: "/tmp/x.json",
+      comparePortkey: false,
+      scenarios: [],
       help: false,
     });
+    expect(parseFlags(["--scenarios", "capacity, open-loop"]).scenarios).toEqual(["capacity", "open-loop"]);
     expect(parseFlags(["-h"]).help).toBe(true);
+    expect(parseFlags(["--compare-portkey"]).comparePortkey).toBe(true);
   });
 
   it.each([

@@ -9,6 +9,10 @@ export interface BenchFlags {
   block: number;
   /** Where the JSON results go (relative paths against the working directory). */
   out: string;
+  /** Also measure the published @portkey-ai/gateway against the same upstream, in the same run. */
+  comparePortkey: boolean;
+  /** Run only these scenarios (by name, in the usual order); empty: all of them. */
+  scenarios: string[];
   help: boolean;
 }
 
@@ -17,6 +21,8 @@ export const defaultFlags: Readonly<BenchFlags> = {
   warmup: 3000, // the services keep speeding up (JIT) for ~2,500 requests; fewer measures warm-up
   block: 100,
   out: "bench/results/latest.json",
+  comparePortkey: false,
+  scenarios: [],
   help: false,
 };
 
@@ -25,6 +31,10 @@ export const usage = `usage: tsx bench/src/main.ts [options]
   --warmup N     unrecorded warm-up requests per path (default ${defaultFlags.warmup})
   --block N      requests per block; paths alternate by block (default ${defaultFlags.block})
   --out FILE     JSON results (default ${defaultFlags.out})
+  --scenarios A,B
+                 run only these scenarios (one-in-flight, capacity, open-loop, streaming, limiter)
+  --compare-portkey
+                 also measure @portkey-ai/gateway (installed into bench/.portkey) on the same upstream
   --help         this text`;
 
 /** Parses argv (without node and script); throws an Error naming the bad flag. */
@@ -38,6 +48,8 @@ export function parseFlags(argv: readonly string[]): BenchFlags {
       warmup: { type: "string" },
       block: { type: "string" },
       out: { type: "string" },
+      "compare-portkey": { type: "boolean" },
+      scenarios: { type: "string" },
       help: { type: "boolean", short: "h" },
     },
   });
@@ -48,6 +60,8 @@ export function parseFlags(argv: readonly string[]): BenchFlags {
     warmup: integer("warmup", values.warmup, defaultFlags.warmup, 0),
     block: integer("block", values.block, defaultFlags.block, 1),
     out,
+    comparePortkey: values["compare-portkey"] ?? false,
+    scenarios: (values.scenarios ?? "").split(",").map((n) => n.trim()).filter((n) => n !== ""),
     help: values.help ?? false,
   };
 }

@@ -6,14 +6,18 @@ import { parseFlags, usage, type BenchFlags } from "./flags";
 import { startGateway } from "./gateway/start-gateway";
 import { currentLoadAverage, describeMachine } from "./machine";
 import { renderHeader, renderTable } from "./report";
+import { portkeyComparison } from "./portkey/one-in-flight-portkey";
+import { capacity } from "./scenarios/capacity";
 import { limiter } from "./scenarios/limiter";
 import { oneInFlight } from "./scenarios/one-in-flight";
+import { openLoop } from "./scenarios/open-loop-load";
+import { streaming } from "./scenarios/streaming";
 import type { BenchContext, Scenario, ScenarioResult } from "./scenarios/scenario";
 import { chatTargets } from "./targets";
 import { spawnUpstream } from "./upstream/spawn-upstream";
 
 /** Run in this order; later scenarios (open-loop load, capacity, streaming, …) are appended here. */
-const scenarios: readonly Scenario[] = [oneInFlight, limiter];
+const scenarios: readonly Scenario[] = [oneInFlight, capacity, openLoop, streaming, limiter];
 
 const progress = (message: string) => process.stderr.write(`[bench] ${message}\n`);
 
@@ -39,6 +43,12 @@ async function main(argv: readonly string[]): Promise<number> {
     process.stdout.write(`${usage}\n`);
     return 0;
   }
+  const unknown = flags.scenarios.filter((name) => !scenarios.some((s) => s.name === name));
+  if (unknown.length > 0) {
+    process.stderr.write(`--scenarios: unknown ${unknown.join(", ")}; known: ${scenarios.map((s) => s.name).join(", ")}\n`);
+    return 2;
+  }
+  const chosen = flags.scenarios.length > 0 ? scenarios.filter((s) => flags.scenarios.includes(s.name)) : scenarios;
 
   const cleanup = new Cleanup();
   const interrupt = (signal: NodeJS.Signals) => {
@@ -88,7 +98,8 @@ async function main(argv: readonly string[]): Promise<number> {
       earlier: {},
     };
     const results: ScenarioResult[] = [];
-    for (const scenario of scenarios) {
+    const run = flags.comparePortkey ? [...chosen, portkeyComparison({ upstreamKey, cleanup })] : chosen;
+    for (const scenario of run) {
       const result = await scenario.run(ctx);
       results.push(result);
       ctx.earlier[result.name] = result.data;
@@ -102,7 +113,7 @@ async function main(argv: readonly string[]): Promise<number> {
       finishedAt: new Date().toISOString(),
       loadAverageAtEnd: currentLoadAverage(),
       machine,
-      flags: { requests: flags.requests, warmup: flags.warmup, block: flags.block },
+      flags: { requests: flags.requests, warmup: flags.warmup, block: flags.block, comparePortkey: flags.comparePortkey, scenarios: chosen.map((s) => s.name) },
       setup: { mesh: "four processes", database: "postgres", bus: "nats", redis: true, logLevel: "warn", upstream: "fixed answer, zero delay, own process" },
       scenarios: Object.fromEntries(results.map((r) => [r.name, r.data])),
     };

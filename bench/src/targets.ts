@@ -20,6 +20,19 @@ export const chatRequestBody = Buffer.from(
   }),
 );
 
+/**
+ * The same request streamed, asking for usage: the gateway always asks its upstream for usage on a
+ * stream, so with include_usage on both paths the upstream sends the very same frames to each.
+ */
+export const streamingChatRequestBody = Buffer.from(
+  JSON.stringify({ ...(JSON.parse(chatRequestBody.toString("utf8")) as object), stream: true, stream_options: { include_usage: true } }),
+);
+
+/** The chat targets with the streaming body: same origins, paths and keys. */
+export function streamingChatTargets(chat: Record<ChatPath, RequestTarget>): Record<ChatPath, RequestTarget> {
+  return { direct: { ...chat.direct, body: streamingChatRequestBody }, gateway: { ...chat.gateway, body: streamingChatRequestBody } };
+}
+
 /** The same non-streaming chat request, straight to the upstream and through the gateway. */
 export function chatTargets(upstream: UpstreamProcess, gateway: BenchGateway, upstreamKey: string): Record<ChatPath, RequestTarget> {
   const target = (baseURL: string, key: string): RequestTarget => {

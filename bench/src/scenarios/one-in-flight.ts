@@ -1,8 +1,7 @@
-import { driftWarning, type HalfMedians } from "../drift";
-import { createLatencyHistogram, encodeHistogram, percentileDifference, summarize, type Histogram, type LatencySummary } from "../histogram";
-import { createTimedClient, type TimedClient } from "../http-client";
-import { interleaveBlocks } from "../interleave";
-import { accumulateCpu, readCpu, type CpuReading } from "../process-cpu";
+import { driftWarning } from "../drift";
+import { encodeHistogram, percentileDifference, summarize, type LatencySummary } from "../histogram";
+import { createTimedClient } from "../http-client";
+import { byKey, cpuPerRequest, measureInterleaved, round3, roundedSummary, warmUpInterleaved } from "../interleaved-run";
 import { formatMs, type Table } from "../report";
 import { chatPaths, verifyChatPaths, type ChatPath } from "../targets";
 import type { BenchContext, Json, Scenario, ScenarioResult } from "./scenario";
@@ -21,41 +20,23 @@ export const oneInFlight: Scenario = {
       await verifyChatPaths(clients);
 
       ctx.progress(`one-in-flight: warm-up, ${flags.warmup} requests per path`);
-      for (const block of interleaveBlocks(chatPaths, flags.warmup, flags.block)) {
-        await runBlock(clients[block.path], block.count);
-      }
+      await warmUpInterleaved(clients, chatPaths, flags.warmup, flags.block);
 
       ctx.progress(`one-in-flight: ${flags.requests} requests per path in blocks of ${flags.block}`);
-      const histograms = byPath(() => createLatencyHistogram());
-      // Each half of the run on its own as well, to tell a steady run from one still warming up.
-      const halves = byPath(() => [createLatencyHistogram(), createLatencyHistogram()] as const);
-      const cpu = byPath((): CpuReading => ({}));
       const answeredBefore = await ctx.upstream.answered();
-      const started = process.hrtime.bigint();
-      const blocks = interleaveBlocks(chatPaths, flags.requests, flags.block);
-      for (const [index, block] of blocks.entries()) {
-        const half = halves[block.path][index < blocks.length / 2 ? 0 : 1];
-        const before = readCpu(ctx.processes);
-        await runBlock(clients[block.path], block.count, histograms[block.path], half);
-        accumulateCpu(cpu[block.path], before, readCpu(ctx.processes));
-      }
-      const durationMs = Number(process.hrtime.bigint() - started) / 1e6;
+      const { histograms, halves: drift, cpu, durationMs } = await measureInterleaved(clients, chatPaths, { requests: flags.requests, block: flags.block, processes: ctx.processes });
       // Every gateway request must have reached the upstream: no error path, cache or shortcut.
       const reached = (await ctx.upstream.answered()) - answeredBefore;
       if (reached !== chatPaths.length * flags.requests) {
         throw new Error(`upstream answered ${reached} requests, expected ${chatPaths.length * flags.requests}`);
       }
 
-      const latency = byPath((path) => rounded(summarize(histograms[path])));
+      const latency = byPath((path) => roundedSummary(summarize(histograms[path])));
       const overhead = percentileDifference(latency.gateway, latency.direct);
-      const cpuPerRequest = byPath((path) => perRequest(cpu[path], flags.requests));
-      const drift = byPath((path): HalfMedians => ({
-        firstHalfP50: halves[path][0].getValueAtPercentile(50) / 1000,
-        secondHalfP50: halves[path][1].getValueAtPercentile(50) / 1000,
-      }));
+      const perRequest = byPath((path) => cpuPerRequest(cpu[path], flags.requests));
       return {
         name: "one-in-flight",
-        tables: [latencyTable(latency, overhead, flags), cpuTable(cpuPerRequest)],
+        tables: [latencyTable(latency, overhead, flags), cpuTable(perRequest)],
         notes: chatPaths.flatMap((path) => driftWarning(path, drift[path]) ?? []),
         data: {
           requestsPerPath: flags.requests,
@@ -66,7 +47,7 @@ export const oneInFlight: Scenario = {
           gatewayMinusDirectMs: { p50: round3(overhead.p50), p90: round3(overhead.p90), p99: round3(overhead.p99) },
           // CPU of each process while each path's blocks ran (bench = the client); the services idle
           // during direct blocks, so their direct column shows background work only.
-          cpuMicrosPerRequest: cpuPerRequest,
+          cpuMicrosPerRequest: perRequest,
           halvesP50Ms: drift,
           histogramsMicros: byPath((path) => encodeHistogram(histograms[path])),
         } satisfies Json,
@@ -77,26 +58,8 @@ export const oneInFlight: Scenario = {
   },
 };
 
-/** Strictly sequential: the next request leaves only once the previous answer is fully read. */
-async function runBlock(client: TimedClient, count: number, ...histograms: Histogram[]): Promise<void> {
-  for (let i = 0; i < count; i++) {
-    const micros = await client.timed();
-    for (const h of histograms) h.recordValue(micros);
-  }
-}
-
 function byPath<T>(make: (path: ChatPath) => T): Record<ChatPath, T> {
-  return { direct: make("direct"), gateway: make("gateway") };
-}
-
-const round3 = (x: number) => Math.round(x * 1000) / 1000;
-
-function rounded(s: LatencySummary): LatencySummary {
-  return { count: s.count, p50: round3(s.p50), p90: round3(s.p90), p99: round3(s.p99), max: round3(s.max), mean: round3(s.mean) };
-}
-
-function perRequest(total: CpuReading, requests: number): Record<string, number> {
-  return Object.fromEntries(Object.entries(total).map(([name, micros]) => [name, Math.round(micros / requests)]));
+  return byKey(chatPaths, make);
 }
 
 function latencyTable(latency: Record<ChatPath, LatencySummary>, overhead: Record<"p50" | "p90" | "p99", number>, flags: BenchContext["flags"]): Table {

@@ -15,6 +15,16 @@ afterAll(async () => {
   await paced.close();
 });
 
+interface Chunk {
+  object: string;
+  model: string;
+  choices: { delta: { role?: string; content?: string }; finish_reason: string | null }[];
+  usage?: Record<string, unknown> | null;
+}
+
+/** The data of each event: the upstream frames data-only events, one per blank-line block. */
+const sseData = (text: string) => text.split("\n\n").filter(Boolean).map((e) => e.replace(/^data: /, ""));
+
 const chat = (base: string, body: object, auth = `Bearer ${key}`) =>
   fetch(`${base}/chat/completions`, { method: "POST", headers: { authorization: auth, "content-type": "application/json" }, body: JSON.stringify(body) });
 
@@ -38,21 +48,39 @@ describe("the fixed upstream", () => {
     expect(upstream.answered).toBe(before);
   });
 
-  it("streams the same text as SSE chunks that end with [DONE]", async () => {
-    const res = await chat(upstream.url, { model: "m", messages: [], stream: true });
+  it("when a stream asks for usage, then it sends role, content, finish and usage chunks, then [DONE]", async () => {
+    const res = await chat(upstream.url, { model: "m", messages: [], stream: true, stream_options: { include_usage: true } });
     expect(res.headers.get("content-type")).toMatch(/^text\/event-stream/);
-    const events = (await res.text()).split("\n\n").filter(Boolean).map((e) => e.replace(/^data: /, ""));
+    const events = sseData(await res.text());
+    expect(events).toHaveLength(1 + 5 + 1 + 1 + 1);
     expect(events.at(-1)).toBe("[DONE]");
-    const chunks = events.slice(0, -1).map((e) => JSON.parse(e) as { object: string; choices: { delta: { content?: string } }[] });
-    expect(chunks.every((c) => c.object === "chat.completion.chunk")).toBe(true);
+    const chunks = events.slice(0, -1).map((e) => JSON.parse(e) as Chunk);
+    expect(chunks.every((c) => c.object === "chat.completion.chunk" && c.model === upstreamModelName)).toBe(true);
+    expect(chunks[0]?.choices[0]?.delta).toEqual({ role: "assistant", content: "", refusal: null });
+    const content = chunks.slice(1, 6);
+    expect(content.every((c) => c.choices[0]?.finish_reason === null && c.usage === null)).toBe(true);
+    expect(content.map((c) => c.choices[0]?.delta.content).join("")).toBe(answerText);
+    expect(chunks[6]?.choices[0]).toMatchObject({ delta: {}, finish_reason: "stop" });
+    expect(chunks[6]?.usage).toBeNull();
+    expect(chunks[7]?.choices).toEqual([]);
+    expect(chunks[7]?.usage).toMatchObject({ prompt_tokens: 28, completion_tokens: 58, total_tokens: 86 });
+  });
+
+  it("when a stream does not ask for usage, then no chunk has a usage field and none carries it", async () => {
+    const res = await chat(upstream.url, { model: "m", messages: [], stream: true });
+    const events = sseData(await res.text());
+    expect(events).toHaveLength(1 + 5 + 1 + 1);
+    expect(events.at(-1)).toBe("[DONE]");
+    const chunks = events.slice(0, -1).map((e) => JSON.parse(e) as Chunk);
+    expect(chunks.every((c) => !("usage" in c) && c.choices.length === 1)).toBe(true);
     expect(chunks.map((c) => c.choices[0]?.delta.content ?? "").join("")).toBe(answerText);
+    expect(chunks.at(-1)?.choices[0]?.finish_reason).toBe("stop");
   });
 
   it("paces stream frames at the configured interval", async () => {
     const started = performance.now();
-    const res = await chat(paced.url, { model: "m", messages: [], stream: true });
-    const text = await res.text();
-    const frames = text.split("\n\n").filter(Boolean).length; // role, 5 pieces, finish, usage, [DONE]
+    const res = await chat(paced.url, { model: "m", messages: [], stream: true, stream_options: { include_usage: true } });
+    const frames = sseData(await res.text()).length; // role, 5 pieces, finish, usage, [DONE]
     expect(frames).toBe(9);
     expect(performance.now() - started).toBeGreaterThanOrEqual(20 * (frames - 1) - 5);
   });

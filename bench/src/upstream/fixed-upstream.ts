@@ -5,7 +5,7 @@ import { chatCompletionBody, chatCompletionFrames } from "./payloads";
 export interface FixedUpstreamOptions {
   /** Requests must carry `Authorization: Bearer <apiKey>`, like a real provider. */
   apiKey: string;
-  /** Content pieces of a streamed answer (default 20). */
+  /** Content deltas of a streamed answer (default 20); the role, finish and usage chunks come on top. */
   streamPieces?: number;
   /** Pause between SSE frames of a streamed answer, ms (default 0: all at once). */
   frameIntervalMs?: number;
@@ -22,6 +22,8 @@ export interface FixedUpstream {
 
 /** JSON bodies are compact and the gateway re-serialises, so this substring is exact for both paths. */
 const streamMarker = Buffer.from('"stream":true');
+/** `stream_options.include_usage`, looked for only once a request is known to stream. */
+const includeUsageMarker = Buffer.from('"include_usage":true');
 const chatPath = "/v1/chat/completions";
 /** Not part of any provider's API: lets a benchmark in another process read `answered`. */
 export const statsPath = "/_bench/stats";
@@ -36,7 +38,9 @@ export async function startFixedUpstream(options: FixedUpstreamOptions): Promise
   const expectedAuth = `Bearer ${options.apiKey}`;
   const json = chatCompletionBody();
   const jsonHeaders = { "content-type": "application/json", "content-length": String(json.length), "openai-processing-ms": "0" };
-  const frames = chatCompletionFrames(options.streamPieces ?? 20);
+  const pieces = options.streamPieces ?? 20;
+  const framesWithUsage = chatCompletionFrames(pieces, true);
+  const framesWithoutUsage = chatCompletionFrames(pieces, false);
   const frameInterval = options.frameIntervalMs ?? 0;
   const sseHeaders = { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache" };
   const unauthorized = Buffer.from(JSON.stringify({ error: { message: "Incorrect API key provided.", type: "invalid_request_error", param: null, code: "invalid_api_key" } }));
@@ -51,6 +55,7 @@ export async function startFixedUpstream(options: FixedUpstreamOptions): Promise
       res.end(json);
       return;
     }
+    const frames = body.includes(includeUsageMarker) ? framesWithUsage : framesWithoutUsage;
     res.writeHead(200, sseHeaders);
     if (frameInterval <= 0) {
       for (const frame of frames) res.write(frame);

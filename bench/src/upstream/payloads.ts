@@ -15,6 +15,14 @@ export const answerText =
   "provider that answers instantly. Real providers take hundreds of milliseconds, so the gateway's share " +
   "should stay a small, steady fraction of that.";
 
+const usage = {
+  prompt_tokens: 28,
+  completion_tokens: 58,
+  total_tokens: 86,
+  prompt_tokens_details: { cached_tokens: 0, audio_tokens: 0 },
+  completion_tokens_details: { reasoning_tokens: 0, audio_tokens: 0, accepted_prediction_tokens: 0, rejected_prediction_tokens: 0 },
+};
+
 export function chatCompletionBody(): Buffer {
   return Buffer.from(
     JSON.stringify({
@@ -30,13 +38,7 @@ export function chatCompletionBody(): Buffer {
           finish_reason: "stop",
         },
       ],
-      usage: {
-        prompt_tokens: 28,
-        completion_tokens: 58,
-        total_tokens: 86,
-        prompt_tokens_details: { cached_tokens: 0, audio_tokens: 0 },
-        completion_tokens_details: { reasoning_tokens: 0, audio_tokens: 0, accepted_prediction_tokens: 0, rejected_prediction_tokens: 0 },
-      },
+      usage,
       service_tier: "default",
       system_fingerprint: fingerprint,
     }),
@@ -44,18 +46,22 @@ export function chatCompletionBody(): Buffer {
 }
 
 /**
- * The same answer as SSE frames: a role delta, the text split into `pieces` content deltas, a
- * finish chunk, a usage chunk (as with stream_options.include_usage), then `data: [DONE]`.
+ * The same answer as OpenAI streams it: a role delta, the text split into `pieces` content deltas,
+ * a finish chunk, then `data: [DONE]`. With `includeUsage` (the request's
+ * `stream_options.include_usage`), every chunk carries `usage: null` and a usage-only chunk with
+ * `choices: []` comes before `[DONE]`; without it, chunks have no `usage` key at all.
  */
-export function chatCompletionFrames(pieces: number): Buffer[] {
-  const chunk = (choices: unknown[], usage: unknown = null) =>
-    `data: ${JSON.stringify({ id, object: "chat.completion.chunk", created, model: upstreamModelName, service_tier: "default", system_fingerprint: fingerprint, choices, usage })}\n\n`;
+export function chatCompletionFrames(pieces: number, includeUsage: boolean): Buffer[] {
+  const chunk = (choices: unknown[], chunkUsage: unknown = null) => {
+    const base = { id, object: "chat.completion.chunk", created, model: upstreamModelName, service_tier: "default", system_fingerprint: fingerprint, choices };
+    return `data: ${JSON.stringify(includeUsage ? { ...base, usage: chunkUsage } : base)}\n\n`;
+  };
   const frames = [chunk([{ index: 0, delta: { role: "assistant", content: "", refusal: null }, logprobs: null, finish_reason: null }])];
   for (const piece of splitEvenly(answerText, pieces)) {
     frames.push(chunk([{ index: 0, delta: { content: piece }, logprobs: null, finish_reason: null }]));
   }
   frames.push(chunk([{ index: 0, delta: {}, logprobs: null, finish_reason: "stop" }]));
-  frames.push(chunk([], { prompt_tokens: 28, completion_tokens: 58, total_tokens: 86 }));
+  if (includeUsage) frames.push(chunk([], usage));
   frames.push("data: [DONE]\n\n");
   return frames.map((f) => Buffer.from(f));
 }

@@ -1,0 +1,79 @@
+import type { HalfMedians } from "./drift";
+import { createLatencyHistogram, type Histogram, type LatencySummary } from "./histogram";
+import type { TimedClient } from "./http-client";
+import { interleaveBlocks } from "./interleave";
+import { accumulateCpu, readCpu, type CpuReading } from "./process-cpu";
+
+/**
+ * The one-request-in-flight measurement over any set of paths: sequential requests, paths
+ * alternating block by block (interleave.ts), a latency histogram per path and per half of the run,
+ * and the CPU each process spent while each path's blocks ran.
+ */
+
+export function byKey<K extends string, T>(keys: readonly K[], make: (key: K) => T): Record<K, T> {
+  return Object.fromEntries(keys.map((key) => [key, make(key)])) as Record<K, T>;
+}
+
+/** Strictly sequential: the next request leaves only once the previous answer is fully read. */
+export async function runBlock(client: TimedClient, count: number, ...histograms: Histogram[]): Promise<void> {
+  for (let i = 0; i < count; i++) {
+    const micros = await client.timed();
+    for (const h of histograms) h.recordValue(micros);
+  }
+}
+
+/** Unrecorded requests, interleaved the same way as the measured ones. */
+export async function warmUpInterleaved<P extends string>(clients: Record<P, TimedClient>, paths: readonly P[], perPath: number, blockSize: number): Promise<void> {
+  for (const block of interleaveBlocks(paths, perPath, blockSize)) await runBlock(clients[block.path], block.count);
+}
+
+export interface InterleavedMeasurement<P extends string> {
+  histograms: Record<P, Histogram>;
+  /** The p50 of each half of the blocks, to tell a steady run from one still warming up. */
+  halves: Record<P, HalfMedians>;
+  /** CPU µs per process (bench = this one) while each path's blocks ran, summed over the run. */
+  cpu: Record<P, CpuReading>;
+  durationMs: number;
+}
+
+export interface InterleavedOptions {
+  /** Measured requests per path. */
+  requests: number;
+  block: number;
+  /** Processes whose CPU is read around every block, by name. */
+  processes: Readonly<Record<string, number>>;
+}
+
+export async function measureInterleaved<P extends string>(clients: Record<P, TimedClient>, paths: readonly P[], options: InterleavedOptions): Promise<InterleavedMeasurement<P>> {
+  const histograms = byKey(paths, () => createLatencyHistogram());
+  const halves = byKey(paths, () => [createLatencyHistogram(), createLatencyHistogram()] as const);
+  const cpu = byKey(paths, (): CpuReading => ({}));
+  const started = process.hrtime.bigint();
+  const blocks = interleaveBlocks(paths, options.requests, options.block);
+  for (const [index, block] of blocks.entries()) {
+    const half = halves[block.path][index < blocks.length / 2 ? 0 : 1];
+    const before = readCpu(options.processes);
+    await runBlock(clients[block.path], block.count, histograms[block.path], half);
+    accumulateCpu(cpu[block.path], before, readCpu(options.processes));
+  }
+  return {
+    histograms,
+    halves: byKey(paths, (path) => ({
+      firstHalfP50: halves[path][0].getValueAtPercentile(50) / 1000,
+      secondHalfP50: halves[path][1].getValueAtPercentile(50) / 1000,
+    })),
+    cpu,
+    durationMs: Number(process.hrtime.bigint() - started) / 1e6,
+  };
+}
+
+export const round3 = (x: number) => Math.round(x * 1000) / 1000;
+
+export function roundedSummary(s: LatencySummary): LatencySummary {
+  return { count: s.count, p50: round3(s.p50), p90: round3(s.p90), p99: round3(s.p99), max: round3(s.max), mean: round3(s.mean) };
+}
+
+/** Whole µs per request from a run's CPU totals. */
+export function cpuPerRequest(total: CpuReading, requests: number): Record<string, number> {
+  return Object.fromEntries(Object.entries(total).map(([name, micros]) => [name, Math.round(micros / requests)]));
+}

@@ -1,0 +1,63 @@
+import { describe, expect, it } from "vitest";
+import { searchCapacity, type SearchOptions, type SearchPhase } from "./capacity";
+
+const options: SearchOptions = { startRps: 200, growthFactor: 2, maxRps: 20_000, minRps: 10, narrowSteps: 3 };
+
+/** A server that passes every rate up to `limit`, recording what the search asked for. */
+function serverUpTo(limit: number) {
+  const tried: [number, SearchPhase][] = [];
+  const tryRate = async (rps: number, phase: SearchPhase) => {
+    tried.push([rps, phase]);
+    return { rps, pass: rps <= limit };
+  };
+  return { tried, tryRate };
+}
+
+describe("searchCapacity", () => {
+  it("when the limit lies above the start, then it doubles until a fail and halves the gap three times", async () => {
+    const { tried, tryRate } = serverUpTo(1234);
+    const outcome = await searchCapacity(tryRate, options);
+    expect(tried).toEqual([
+      [200, "grow"],
+      [400, "grow"],
+      [800, "grow"],
+      [1600, "grow"],
+      [1200, "narrow"],
+      [1400, "narrow"],
+      [1300, "narrow"],
+    ]);
+    expect(outcome.best?.rps).toBe(1200);
+    expect(outcome.firstFail?.rps).toBe(1300);
+    expect(outcome.capped).toBe(false);
+    expect(outcome.steps.map((s) => s.rps)).toEqual(tried.map(([rps]) => rps));
+  });
+
+  it("when the start already fails, then it steps down until a pass and narrows from there", async () => {
+    const { tried, tryRate } = serverUpTo(70);
+    const outcome = await searchCapacity(tryRate, options);
+    expect(tried.map(([rps]) => rps)).toEqual([200, 100, 50, 75, 63, 69]);
+    expect(outcome.best?.rps).toBe(69);
+    expect(outcome.firstFail?.rps).toBe(75);
+  });
+
+  it("when every rate passes, then it stops at the cap and says so", async () => {
+    const { tried, tryRate } = serverUpTo(Number.POSITIVE_INFINITY);
+    const outcome = await searchCapacity(tryRate, { ...options, startRps: 5000 });
+    expect(tried.map(([rps]) => rps)).toEqual([5000, 10_000, 20_000]);
+    expect(outcome).toMatchObject({ best: { rps: 20_000 }, firstFail: undefined, capped: true });
+  });
+
+  it("when nothing passes, then it gives up below the lowest rate with no best", async () => {
+    const { tried, tryRate } = serverUpTo(0);
+    const outcome = await searchCapacity(tryRate, { ...options, startRps: 40 });
+    expect(tried.map(([rps]) => rps)).toEqual([40, 20, 10]);
+    expect(outcome.best).toBeUndefined();
+    expect(outcome.firstFail?.rps).toBe(10);
+  });
+
+  it("when the gap closes before the narrowing steps run out, then it stops early", async () => {
+    const { tried, tryRate } = serverUpTo(10);
+    await searchCapacity(tryRate, { ...options, startRps: 10, growthFactor: 1.2, narrowSteps: 10 });
+    expect(tried.map(([rps]) => rps)).toEqual([10, 12, 11]);
+  });
+});
