@@ -1,3 +1,4 @@
+import { connect, createServer as createNetServer, type AddressInfo } from "node:net";
 import { createClient } from "redis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createLogger } from "@gw/logger";
@@ -113,6 +114,35 @@ describe("Redis limiter settlements", () => {
       expect(await client.hGet(`${prefix}rl:{ws_alone}:key:key_a`, "t")).toBe("4");
     } finally {
       client.destroy();
+    }
+  });
+});
+
+describe("Redis limiter time limit", () => {
+  it("when Redis stops answering on an open connection, then admit rejects once the time limit is up", async () => {
+    const target = new URL(url);
+    let hang = false;
+    const relay = createNetServer((client) => {
+      const upstream = connect(Number(target.port || 6379), target.hostname);
+      client.on("data", (d: Buffer) => {
+        if (!hang) upstream.write(d);
+      });
+      upstream.on("data", (d: Buffer) => client.write(d));
+      client.on("error", () => upstream.destroy());
+      upstream.on("error", () => client.destroy());
+      client.on("close", () => upstream.destroy());
+    });
+    await new Promise<void>((r) => relay.listen(0, "127.0.0.1", r));
+    const relayUrl = `redis://127.0.0.1:${(relay.address() as AddressInfo).port}`;
+    const limiter = await connected(new RedisLimiter({ windowMs: 60_000, buckets: 60, url: relayUrl, prefix, timeoutMs: 150, logger }));
+    try {
+      const request = { workspaceId: "ws_hang", keyId: "key_hang", workspace: { requests: 5, tokens: 50 }, key: { requests: 5, tokens: 50 }, tokens: 0 };
+      expect((await limiter.admit(request)).allowed).toBe(true);
+      hang = true;
+      await expect(limiter.admit(request)).rejects.toThrow(/did not answer within 150 ms/);
+    } finally {
+      await limiter.close();
+      relay.close();
     }
   });
 });

@@ -49,7 +49,6 @@ export class RedisLimiter implements Limiter {
     this.client = createClient({
       url: options.url,
       disableOfflineQueue: true,
-      commandOptions: { timeout: options.timeoutMs },
       socket: {
         connectTimeout: 2_000,
         reconnectStrategy: (retries) => Math.min(100 * 2 ** Math.min(retries, 5), 2_000),
@@ -160,7 +159,24 @@ export class RedisLimiter implements Limiter {
     return this.options.now ? String(this.options.now()) : "";
   }
 
+  /**
+   * Runs the script within the time limit. The limit is our own cleared timer, not the client's
+   * `timeout` option: that one arms an AbortSignal.timeout per command, which cannot be cleared and
+   * builds a DOMException when it fires, for every command, long after the answer came back.
+   */
   private async run(keys: string[], args: string[]): Promise<unknown> {
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`Redis did not answer within ${this.options.timeoutMs} ms`)), this.options.timeoutMs);
+    });
+    try {
+      return await Promise.race([this.call(keys, args), timeout]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  private async call(keys: string[], args: string[]): Promise<unknown> {
     try {
       return await this.client.evalSha(scriptSha, { keys, arguments: args });
     } catch (err) {
