@@ -6,6 +6,7 @@ import { byKey, cpuPerRequest, measureInterleaved, round3, roundedSummary, warmU
 import { formatMs, type Table } from "../report";
 import type { BenchContext, Json, Scenario, ScenarioResult } from "../scenarios/scenario";
 import { verifyChatPaths } from "../targets";
+import { measurePortkeyCapacity } from "./portkey-capacity";
 import { portkeyChatTarget, verifyPortkeyPath } from "./portkey-target";
 import { portkeyPackage, startPortkey, type PortkeyProcess } from "./start-portkey";
 
@@ -94,7 +95,14 @@ export function portkeyComparison(options: { upstreamKey: string; cleanup: Clean
       const portkey = await start;
       try {
         if (options.cleanup.stopping) throw new Error("interrupted");
-        return await measurePortkeyOneInFlight({ ...ctx, portkey });
+        const oneInFlight = await measurePortkeyOneInFlight({ ...ctx, portkey });
+        ctx.progress(`${portkeyScenarioName}: capacity search against Portkey`);
+        const capacity = await measurePortkeyCapacity(portkeyChatTarget(portkey), ctx);
+        return {
+          ...oneInFlight,
+          tables: [...oneInFlight.tables, capacity.table],
+          data: { ...(oneInFlight.data as Record<string, Json>), capacity: capacity.data },
+        };
       } finally {
         await portkey.stop();
       }
