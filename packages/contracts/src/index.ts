@@ -3,3 +3,4 @@ export * from "./identity";
 export * from "./admin";
 export * from "./errors";
 export * from "./chat";
+export * from "./messages";

@@ -1,4 +1,12 @@
-import type { ChatCompletion, ChatCompletionChunk, ChatCompletionRequest, Usage } from "@gw/contracts";
+import type {
+  ChatCompletion,
+  ChatCompletionChunk,
+  ChatCompletionRequest,
+  MessagesRequest,
+  MessagesResponse,
+  MessagesStreamEvent as MessagesEvent,
+  Usage,
+} from "@gw/contracts";
 import type { ProviderConfig } from "@gw/config";
 import type { GatewayError } from "@gw/errors";
 import type { Dispatcher } from "undici";
@@ -44,6 +52,23 @@ export type ChatResult =
   | { ok: true; kind: "stream"; events: AsyncIterable<ChatStreamEvent> }
   | { ok: false; error: GatewayError };
 
+/**
+ * A Messages stream, event by event (`event.type` is the SSE event name). Usage is read from the
+ * `message_start` and `message_delta` events themselves; a mid-stream failure is an error event.
+ */
+export type MessagesStreamEvent = { type: "event"; event: MessagesEvent } | { type: "error"; error: StreamFailure };
+
+export type MessagesResult =
+  | { ok: true; kind: "json"; message: MessagesResponse }
+  | { ok: true; kind: "stream"; events: AsyncIterable<MessagesStreamEvent> }
+  | { ok: false; error: GatewayError };
+
+/**
+ * What a provider can do, one function per operation in its own format. A route asks for the
+ * operation in the caller's format and, when the provider only speaks the other one, translates
+ * (services/inference/src/translate).
+ */
 export interface ProviderAdapter {
   chat?(ctx: ProviderContext, call: UpstreamCall<ChatCompletionRequest>): Promise<ChatResult>;
+  messages?(ctx: ProviderContext, call: UpstreamCall<MessagesRequest>): Promise<MessagesResult>;
 }
