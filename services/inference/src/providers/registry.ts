@@ -1,4 +1,5 @@
 import type { ProviderKind } from "@gw/config";
+import { anthropicMessages } from "./anthropic/messages";
 import { openaiChat } from "./openai/chat";
 import type { ProviderAdapter } from "./types";
 
@@ -8,4 +9,5 @@ import type { ProviderAdapter } from "./types";
  */
 export const providerAdapters: Partial<Record<ProviderKind, ProviderAdapter>> = {
   openai: { chat: openaiChat },
+  anthropic: { messages: anthropicMessages },
 };

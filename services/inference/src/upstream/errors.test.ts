@@ -48,6 +48,13 @@ describe("upstreamHttpError", () => {
     }
   });
 
+  it("when the upstream refuses our account for billing (402), then it is a retryable 502 that does not echo the account state", () => {
+    const anthropic = JSON.stringify({ type: "error", error: { type: "billing_error", message: "Your credit balance is too low" } });
+    const err = upstreamHttpError(402, {}, anthropic, ctx);
+    expect([err.code, err.status, err.retryable]).toEqual(["upstream_error", 502, true]);
+    expect(err.message).not.toContain("credit balance");
+  });
+
   it("when the upstream rejects the request (400/404/422), then the status is kept, it is not retryable, and its message passes through", () => {
     for (const given of [400, 404, 422]) {
       const err = upstreamHttpError(given, {}, openaiBody("max_tokens is too large"), ctx);

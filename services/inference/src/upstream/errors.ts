@@ -30,6 +30,11 @@ export function upstreamHttpError(
     // Our credential was refused: not the caller's fault, and another route may work.
     return new GatewayError("upstream_error", "The model provider refused the gateway's credentials", { status: 502 });
   }
+  if (status === 402) {
+    // Our account with the provider is out of credit (Anthropic's billing_error, OpenRouter's 402):
+    // the caller has nothing to pay, and another route may work.
+    return new GatewayError("upstream_error", "The model provider refused the gateway's account (billing)", { status: 502 });
+  }
   if (status === 408 || status === 504) return new GatewayError("upstream_timeout", "The model provider timed out");
   if (status === 503 || status === 529) return new GatewayError("upstream_unavailable", "The model provider is overloaded or unavailable");
   if (status >= 500) return new GatewayError("upstream_error", "The model provider failed to answer");
