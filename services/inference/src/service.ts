@@ -4,6 +4,7 @@ import type { Logger } from "@gw/logger";
 import { createInternalHttp } from "@gw/service-kit";
 import { Catalog } from "./catalog";
 import { mountChatRoutes } from "./routes/chat";
+import { mountMessagesRoutes } from "./routes/messages";
 import { mountModelRoutes } from "./routes/models";
 import { createUpstreamAgent } from "./upstream/http";
 
@@ -41,7 +42,9 @@ export function createInferenceService(deps: InferenceDeps): InferenceService {
     checks: { nats: () => deps.bus.ping() },
     mount(app) {
       mountModelRoutes(app, catalog);
-      mountChatRoutes(app, { catalog, config: deps.gateway, secrets: deps.secrets, agent, bodyLimit: `${settings.bodyLimitBytes}b` });
+      const routeDeps = { catalog, config: deps.gateway, secrets: deps.secrets, agent, bodyLimit: `${settings.bodyLimitBytes}b` };
+      mountChatRoutes(app, routeDeps);
+      mountMessagesRoutes(app, routeDeps);
     },
   });
 

@@ -7,6 +7,7 @@ import { routeLabel, sendError } from "@gw/service-kit";
 import type { Dispatcher } from "undici";
 import type { Catalog } from "../catalog";
 import { withFallback } from "../fallback";
+import { chatOn } from "../translate/adapt";
 import { clientGone, startSse, writeSse } from "./sse-writer";
 
 export interface ChatRouteDeps {
@@ -27,7 +28,7 @@ export function mountChatRoutes(router: IRouter, deps: ChatRouteDeps): void {
     const log: Logger = res.locals.log;
 
     const result = await withFallback(model, request.model, { ...deps, log }, (route) =>
-      route.adapter.chat?.(route.ctx, {
+      chatOn(route, {
         request,
         publicModel: request.model,
         upstreamModel: route.upstreamModel,
