@@ -21,13 +21,15 @@ beforeAll(async () => {
   gw = await startTestMesh(
     `
 providers:
-  primary: { kind: openai, base_url: "${upstream.url}", api_key_env: E2E_UPSTREAM_KEY, timeout_ms: 5000 }
+  primary: { kind: openai, base_url: "${upstream.url}", api_key_env: E2E_UPSTREAM_KEY, timeout_ms: 5000, max_retries: 0 }
+  retrying: { kind: openai, base_url: "${upstream.url}", api_key_env: E2E_UPSTREAM_KEY, timeout_ms: 5000, max_retries: 2 }
   nokey:   { kind: openai, base_url: "http://127.0.0.1:9/v1", api_key_env: E2E_UNSET_KEY }
 models:
   chat-e2e:      { type: chat, routes: [{ provider: primary, model: gpt-4o-mini }] }
   chat-fallback: { type: chat, routes: [{ provider: primary, model: gpt-4o-mini }, { provider: primary, model: gpt-4o }] }
   chat-other:    { type: chat, routes: [{ provider: primary, model: gpt-4o }] }
   chat-nokey:    { type: chat, routes: [{ provider: nokey, model: x }] }
+  chat-retry:    { type: chat, routes: [{ provider: retrying, model: gpt-4o-mini }, { provider: retrying, model: gpt-4o }] }
   embed-e2e:     { type: embedding, routes: [{ provider: primary, model: text-embedding-3-small }] }
 plans:
   plus:       { requests_per_minute: 60,   tokens_per_minute: 100000 }
@@ -40,7 +42,7 @@ plans:
   const ws = await admin<{ id: string }>("POST", "/admin/workspaces", {
     name: "e2e",
     plan: "pro",
-    models: ["chat-e2e", "chat-fallback", "chat-nokey", "embed-*"],
+    models: ["chat-e2e", "chat-fallback", "chat-nokey", "chat-retry", "embed-*"],
   });
   workspaceId = ws.id;
   key = (await admin<{ key: string }>("POST", `/admin/workspaces/${ws.id}/keys`, { name: "main" })).key;
@@ -57,7 +59,7 @@ describe("when the openai client lists models through the mesh", () => {
   it("then it sees exactly the workspace's models, narrowed by the key", async () => {
     const ids = [];
     for await (const m of client(key).models.list()) ids.push(m.id);
-    expect(ids.sort()).toEqual(["chat-e2e", "chat-fallback", "chat-nokey", "embed-e2e"]);
+    expect(ids.sort()).toEqual(["chat-e2e", "chat-fallback", "chat-nokey", "chat-retry", "embed-e2e"]);
 
     const narrow = (await admin<{ key: string }>("POST", `/admin/workspaces/${workspaceId}/keys`, { models: ["chat-e2e"] })).key;
     const narrowed = [];
@@ -225,6 +227,20 @@ describe("when the request or the upstream fails", () => {
     const completion = await client(key).chat.completions.create({ model: "chat-fallback", messages: [{ role: "user", content: "fall back" }] });
     expect(completion.model).toBe("chat-fallback");
     expect(upstream.requests.map((r) => (r.body as { model: string }).model)).toEqual(["gpt-4o-mini", "gpt-4o"]);
+  });
+
+  it("then a provider with retries retries the same route with backoff before falling back", async () => {
+    upstream.reset();
+    upstream.script({ status: 503 });
+    const once = await client(key).chat.completions.create({ model: "chat-retry", messages: [{ role: "user", content: "retry" }] });
+    expect(once.choices[0]?.message.content).toBe("Echo: retry");
+    expect(upstream.requests.map((r) => (r.body as { model: string }).model)).toEqual(["gpt-4o-mini", "gpt-4o-mini"]);
+
+    upstream.reset();
+    upstream.script({ status: 502 }, { status: 500 }, { status: 503 });
+    const after = await client(key).chat.completions.create({ model: "chat-retry", messages: [{ role: "user", content: "retry" }] });
+    expect(after.model).toBe("chat-retry");
+    expect(upstream.requests.map((r) => (r.body as { model: string }).model)).toEqual(["gpt-4o-mini", "gpt-4o-mini", "gpt-4o-mini", "gpt-4o"]);
   });
 
   it("then a client that disconnects mid-stream cancels the upstream request", async () => {

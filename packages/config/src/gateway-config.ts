@@ -19,6 +19,8 @@ export const ProviderConfig = z.strictObject({
   api_key_env: envName.optional(),
   /** Per-attempt timeout: time allowed until the upstream's response headers arrive. */
   timeout_ms: z.number().int().positive().max(600_000).default(60_000),
+  /** Retries of a retryable failure (429, 5xx, time-out) on this provider before the next route. */
+  max_retries: z.number().int().min(0).max(5).default(2),
   /** Extra headers sent on every upstream request (e.g. OpenRouter's HTTP-Referer). */
   headers: z.record(z.string(), z.string()).optional(),
 });

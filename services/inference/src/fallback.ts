@@ -2,6 +2,7 @@ import type { GatewayConfig, ModelConfig } from "@gw/config";
 import { GatewayError } from "@gw/errors";
 import type { Logger } from "@gw/logger";
 import type { Dispatcher } from "undici";
+import type { CircuitBreakers } from "./circuit-breaker";
 import { providerAdapters } from "./providers/registry";
 import type { ProviderAdapter, ProviderContext } from "./providers/types";
 
@@ -14,39 +15,125 @@ export interface RouteAttempt {
 type Outcome<T> = { ok: true } & T;
 type Failure = { ok: false; error: GatewayError };
 
+/** How hard one route is tried before the next: retries with exponential backoff and jitter. */
+export interface RetryPolicy {
+  /** Delay before the first retry; doubles for each further one, with ±50 % jitter. */
+  baseDelayMs: number;
+  maxDelayMs: number;
+  /** An upstream asking us to wait longer than this is not retried: the next route is tried. */
+  maxRetryAfterMs: number;
+  sleep(ms: number, signal?: AbortSignal): Promise<void>;
+  random(): number;
+}
+
+export const defaultRetryPolicy: RetryPolicy = {
+  baseDelayMs: 250,
+  maxDelayMs: 4_000,
+  maxRetryAfterMs: 10_000,
+  sleep: (ms, signal) =>
+    new Promise((resolve) => {
+      const timer = setTimeout(resolve, ms);
+      signal?.addEventListener("abort", () => {
+        clearTimeout(timer);
+        resolve();
+      });
+    }),
+  random: Math.random,
+};
+
+export interface FallbackDeps {
+  config: GatewayConfig;
+  secrets: Record<string, string | undefined>;
+  agent: Dispatcher;
+  log: Logger;
+  /** Skips deployments that keep failing; without it every route is always tried. */
+  breakers?: CircuitBreakers;
+  retry?: RetryPolicy;
+  /** The caller went away: stop retrying. */
+  signal?: AbortSignal;
+}
+
 /**
- * Tries the model's routes in order. A retryable failure (429, 5xx, timeout, unreachable, missing
- * credential) moves on to the next route; any other failure, or the last route's, is the answer.
+ * Tries the model's routes in order. On each, a retryable failure (429, 502, 503, 504, a time-out,
+ * an unreachable upstream) is retried up to the provider's `max_retries` times with backoff,
+ * honouring the upstream's retry-after; then the next route is tried. A deployment whose circuit is
+ * open is skipped. Any other failure, or the last route's, is the answer.
  */
 export async function withFallback<T>(
   model: ModelConfig,
   publicModel: string,
-  deps: { config: GatewayConfig; secrets: Record<string, string | undefined>; agent: Dispatcher; log: Logger },
+  deps: FallbackDeps,
   attempt: (route: RouteAttempt) => Promise<Outcome<T> | Failure> | undefined,
 ): Promise<Outcome<T> | Failure> {
+  const retry = deps.retry ?? defaultRetryPolicy;
   let last: Failure | undefined;
+  let skipped: { deployment: string; waitMs: number } | undefined;
   for (const [index, route] of model.routes.entries()) {
     const config = deps.config.providers[route.provider];
     const adapter = config ? providerAdapters[config.kind] : undefined;
     if (!config || !adapter) continue;
     const apiKey = deps.secrets[route.provider];
-    let result: Outcome<T> | Failure | undefined;
     if (config.api_key_env && !apiKey) {
-      result = {
-        ok: false,
-        error: new GatewayError("provider_not_configured", `The provider for \`${publicModel}\` has no credential configured`),
-      };
-    } else {
-      result = await attempt({ adapter, ctx: { name: route.provider, config, apiKey, agent: deps.agent }, upstreamModel: route.model });
+      last = { ok: false, error: new GatewayError("provider_not_configured", `The provider for \`${publicModel}\` has no credential configured`) };
+      continue;
+    }
+    const deployment = `${route.provider}/${route.model}`;
+    if (deps.breakers && !deps.breakers.allow(deployment)) {
+      const waitMs = deps.breakers.waitMs(deployment);
+      if (!skipped || waitMs < skipped.waitMs) skipped = { deployment, waitMs };
+      continue;
+    }
+    const routeAttempt = { adapter, ctx: { name: route.provider, config, apiKey, agent: deps.agent }, upstreamModel: route.model };
+    let result: Outcome<T> | Failure | undefined;
+    for (let retries = 0; ; retries++) {
+      result = await attempt(routeAttempt);
+      if (!result || result.ok || !result.error.retryable) break;
+      deps.breakers?.failed(deployment);
+      const delay = retries < config.max_retries ? retryDelay(result.error, retries, retry) : undefined;
+      if (delay === undefined || deps.signal?.aborted || (deps.breakers && !deps.breakers.allow(deployment))) break;
+      deps.log.debug({ provider: route.provider, code: result.error.code, retry: retries + 1, delayMs: delay }, "retrying the route");
+      await retry.sleep(delay, deps.signal);
+      if (deps.signal?.aborted) break;
     }
     if (!result) continue; // this adapter cannot serve the route's operation
-    if (result.ok) return result;
+    if (result.ok) {
+      deps.breakers?.succeeded(deployment);
+      return result;
+    }
     last = result;
-    if (!result.error.retryable) return result;
+    if (!result.error.retryable || deps.signal?.aborted) return result;
     if (index < model.routes.length - 1) {
       deps.log.warn({ provider: route.provider, code: result.error.code, status: result.error.status }, "route failed; falling back");
     }
   }
+  if (!last && skipped) {
+    const seconds = Math.max(1, Math.ceil(skipped.waitMs / 1000));
+    return {
+      ok: false,
+      error: new GatewayError("upstream_unavailable", `\`${publicModel}\` is temporarily unavailable after repeated upstream failures; try again in ${seconds}s`, {
+        headers: { "retry-after": String(seconds) },
+      }),
+    };
+  }
   // Built only when needed: an error captures a stack trace, and most requests succeed.
   return last ?? { ok: false, error: new GatewayError("provider_not_configured", `No provider can serve \`${publicModel}\``) };
+}
+
+/** The wait before retry number `retries + 1`: the upstream's retry-after if it gave one, else backoff. */
+function retryDelay(error: GatewayError, retries: number, policy: RetryPolicy): number | undefined {
+  const asked = retryAfterMs(error.headers);
+  if (asked !== undefined) return asked <= policy.maxRetryAfterMs ? asked : undefined;
+  const backoff = Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** retries);
+  return Math.round(backoff * (0.5 + policy.random()));
+}
+
+function retryAfterMs(headers: Record<string, string>): number | undefined {
+  const ms = Number(headers["retry-after-ms"]);
+  if (Number.isFinite(ms) && ms >= 0 && headers["retry-after-ms"] !== undefined) return ms;
+  const raw = headers["retry-after"];
+  if (raw === undefined) return undefined;
+  const seconds = Number(raw);
+  if (Number.isFinite(seconds)) return Math.max(0, seconds * 1000);
+  const date = Date.parse(raw);
+  return Number.isNaN(date) ? undefined : Math.max(0, date - Date.now());
 }

@@ -3,6 +3,7 @@ import type { GatewayConfig } from "@gw/config";
 import type { Logger } from "@gw/logger";
 import { createInternalHttp } from "@gw/service-kit";
 import { Catalog } from "./catalog";
+import { CircuitBreakers } from "./circuit-breaker";
 import { mountChatRoutes } from "./routes/chat";
 import { mountMessagesRoutes } from "./routes/messages";
 import { mountModelRoutes } from "./routes/models";
@@ -33,6 +34,8 @@ export function createInferenceService(deps: InferenceDeps): InferenceService {
   const { settings, logger } = deps;
   const agent = createUpstreamAgent();
   const catalog = new Catalog(deps.gateway);
+  // A deployment failing 5 times in a row is skipped for 30 s, then tried once before it is trusted.
+  const breakers = new CircuitBreakers({ threshold: 5, cooldownMs: 30_000 });
   const http = createInternalHttp({
     name: "inference",
     logger,
@@ -42,7 +45,7 @@ export function createInferenceService(deps: InferenceDeps): InferenceService {
     checks: { nats: () => deps.bus.ping() },
     mount(app) {
       mountModelRoutes(app, catalog);
-      const routeDeps = { catalog, config: deps.gateway, secrets: deps.secrets, agent, bodyLimit: `${settings.bodyLimitBytes}b` };
+      const routeDeps = { catalog, config: deps.gateway, secrets: deps.secrets, agent, bodyLimit: `${settings.bodyLimitBytes}b`, breakers };
       mountChatRoutes(app, routeDeps);
       mountMessagesRoutes(app, routeDeps);
     },

@@ -136,7 +136,7 @@ describe("chat usage reported to ingress", () => {
     expect(answer.headers[internalHeaders.usageTokens]).toBeUndefined();
     expect(answer.trailers[internalHeaders.usageTokens]).toBeUndefined();
 
-    upstream.script({ status: 500 });
+    upstream.script({ status: 500 }, { status: 500 }, { status: 500 }); // the first try and both retries
     const streamed = await post({ model: "chat-local", messages, stream: true });
     expect(streamed.status).toBeGreaterThanOrEqual(500);
     expect(streamed.headers[internalHeaders.usageTokens]).toBeUndefined();

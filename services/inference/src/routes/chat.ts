@@ -6,6 +6,7 @@ import type { Logger } from "@gw/logger";
 import { routeLabel, sendError } from "@gw/service-kit";
 import type { Dispatcher } from "undici";
 import type { Catalog } from "../catalog";
+import type { CircuitBreakers } from "../circuit-breaker";
 import { withFallback } from "../fallback";
 import { chatOn } from "../translate/adapt";
 import { clientGone, startSse, writeSse } from "./sse-writer";
@@ -16,6 +17,7 @@ export interface ChatRouteDeps {
   secrets: Record<string, string | undefined>;
   agent: Dispatcher;
   bodyLimit: string;
+  breakers?: CircuitBreakers;
 }
 
 export function mountChatRoutes(router: IRouter, deps: ChatRouteDeps): void {
@@ -27,7 +29,7 @@ export function mountChatRoutes(router: IRouter, deps: ChatRouteDeps): void {
     const signal = clientGone(res);
     const log: Logger = res.locals.log;
 
-    const result = await withFallback(model, request.model, { ...deps, log }, (route) =>
+    const result = await withFallback(model, request.model, { ...deps, log, signal }, (route) =>
       chatOn(route, {
         request,
         publicModel: request.model,

@@ -1,0 +1,107 @@
+import { describe, expect, it } from "vitest";
+import { GatewayConfig } from "@gw/config";
+import { GatewayError } from "@gw/errors";
+import { createLogger } from "@gw/logger";
+import { CircuitBreakers } from "./circuit-breaker";
+import { withFallback, type RetryPolicy, type RouteAttempt } from "./fallback";
+
+const config = GatewayConfig.parse({
+  providers: {
+    a: { kind: "openai", base_url: "http://a.test/v1" },
+    b: { kind: "openai", base_url: "http://b.test/v1", max_retries: 0 },
+  },
+  models: { m: { type: "chat", routes: [{ provider: "a", model: "ma" }, { provider: "b", model: "mb" }] } },
+  plans: {
+    plus: { requests_per_minute: 1, tokens_per_minute: 1 },
+    pro: { requests_per_minute: 1, tokens_per_minute: 1 },
+    enterprise: { requests_per_minute: 1, tokens_per_minute: 1 },
+  },
+});
+const model = config.models.m as NonNullable<typeof config.models.m>;
+const log = createLogger({ service: "fallback-test", level: "silent" });
+
+type Result = { ok: true; from: string } | { ok: false; error: GatewayError };
+
+/** Answers each call from a script per provider; records who was called and every sleep. */
+function scripted(answers: Record<string, Result[]>) {
+  const calls: string[] = [];
+  const sleeps: number[] = [];
+  const retry: RetryPolicy = { baseDelayMs: 100, maxDelayMs: 1_000, maxRetryAfterMs: 5_000, sleep: async (ms) => void sleeps.push(ms), random: () => 0.5 };
+  const attempt = (route: RouteAttempt) => {
+    calls.push(route.ctx.name);
+    const next = answers[route.ctx.name]?.shift();
+    return Promise.resolve(next ?? ({ ok: true, from: route.ctx.name } as const));
+  };
+  return { calls, sleeps, retry, attempt };
+}
+
+const unavailable = (headers: Record<string, string> = {}) => ({ ok: false as const, error: new GatewayError("upstream_unavailable", "down", { headers }) });
+const badRequest = () => ({ ok: false as const, error: new GatewayError("invalid_request", "bad") });
+
+describe("withFallback", () => {
+  it("when a route fails retryably once, then it is retried after a backoff and its answer returned", async () => {
+    const s = scripted({ a: [unavailable()] });
+    const result = await withFallback(model, "m", { config, secrets: {}, agent: undefined as never, log, retry: s.retry }, s.attempt);
+    expect(result).toMatchObject({ ok: true, from: "a" });
+    expect(s.calls).toEqual(["a", "a"]);
+    expect(s.sleeps).toEqual([100]); // base × 2^0 × (0.5 + 0.5)
+  });
+
+  it("when retries keep failing, then the delays grow and the next route answers after max_retries", async () => {
+    const s = scripted({ a: [unavailable(), unavailable(), unavailable()] });
+    const result = await withFallback(model, "m", { config, secrets: {}, agent: undefined as never, log, retry: s.retry }, s.attempt);
+    expect(result).toMatchObject({ ok: true, from: "b" });
+    expect(s.calls).toEqual(["a", "a", "a", "b"]);
+    expect(s.sleeps).toEqual([100, 200]);
+  });
+
+  it("when the upstream says how long to wait, then that wait is used; too long a wait moves on at once", async () => {
+    const s = scripted({ a: [unavailable({ "retry-after": "2" })] });
+    await withFallback(model, "m", { config, secrets: {}, agent: undefined as never, log, retry: s.retry }, s.attempt);
+    expect(s.sleeps).toEqual([2_000]);
+    const t = scripted({ a: [unavailable({ "retry-after": "30" })] });
+    const result = await withFallback(model, "m", { config, secrets: {}, agent: undefined as never, log, retry: t.retry }, t.attempt);
+    expect(result).toMatchObject({ ok: true, from: "b" });
+    expect(t.calls).toEqual(["a", "b"]);
+    expect(t.sleeps).toEqual([]);
+  });
+
+  it("when a failure is not retryable, then it is the answer: no retry and no fallback", async () => {
+    const s = scripted({ a: [badRequest()] });
+    const result = await withFallback(model, "m", { config, secrets: {}, agent: undefined as never, log, retry: s.retry }, s.attempt);
+    expect(result).toMatchObject({ ok: false, error: { status: 400 } });
+    expect(s.calls).toEqual(["a"]);
+  });
+
+  it("when the caller has gone, then no more retries are made", async () => {
+    const controller = new AbortController();
+    controller.abort();
+    const s = scripted({ a: [unavailable(), unavailable()] });
+    const result = await withFallback(model, "m", { config, secrets: {}, agent: undefined as never, log, retry: s.retry, signal: controller.signal }, s.attempt);
+    expect(result.ok).toBe(false);
+    expect(s.calls).toEqual(["a"]);
+  });
+
+  it("when a deployment keeps failing, then its circuit opens and calls go straight to the next route until the cool-down ends", async () => {
+    let now = 0;
+    const breakers = new CircuitBreakers({ threshold: 3, cooldownMs: 30_000, now: () => now });
+    const s = scripted({ a: [unavailable(), unavailable(), unavailable()] });
+    const deps = { config, secrets: {}, agent: undefined as never, log, retry: s.retry, breakers };
+    expect(await withFallback(model, "m", deps, s.attempt)).toMatchObject({ ok: true, from: "b" });
+    s.calls.length = 0;
+    expect(await withFallback(model, "m", deps, s.attempt)).toMatchObject({ ok: true, from: "b" });
+    expect(s.calls).toEqual(["b"]); // a was skipped
+    now += 30_000;
+    expect(await withFallback(model, "m", deps, s.attempt)).toMatchObject({ ok: true, from: "a" }); // the trial succeeds
+  });
+
+  it("when every deployment's circuit is open, then the answer is a 503 saying when to try again", async () => {
+    const breakers = new CircuitBreakers({ threshold: 1, cooldownMs: 12_000, now: () => 0 });
+    breakers.failed("a/ma");
+    breakers.failed("b/mb");
+    const s = scripted({});
+    const result = await withFallback(model, "m", { config, secrets: {}, agent: undefined as never, log, retry: s.retry, breakers }, s.attempt);
+    expect(result).toMatchObject({ ok: false, error: { status: 503, headers: { "retry-after": "12" } } });
+    expect(s.calls).toEqual([]);
+  });
+});
