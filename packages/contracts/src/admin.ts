@@ -87,3 +87,7 @@ export type CreatedApiKey = z.infer<typeof CreatedApiKey>;
 
 export const ApiKeyList = z.object({ object: z.literal("list"), data: z.array(ApiKey) });
 export const WorkspaceList = z.object({ object: z.literal("list"), data: z.array(Workspace) });
+
+/** An enterprise workspace's own provider credential; it is stored sealed and never returned. */
+export const PutProviderCredentialBody = z.strictObject({ api_key: z.string().trim().min(8).max(4096) });
+export type PutProviderCredentialBody = z.infer<typeof PutProviderCredentialBody>;

@@ -35,5 +35,10 @@ export const internalHeaders = {
    * Ingress removes it before the answer reaches the client.
    */
   usageTokens: "x-gw-usage-tokens",
+  /**
+   * An enterprise workspace's own provider credentials for this call: a JSON map of provider name
+   * to key, sealed (AES-256-GCM) under a key derived from the internal secret, bound to the workspace.
+   */
+  credentials: "x-gw-credentials",
 } as const;
 export const internalHeaderPrefix = "x-gw-";

@@ -16,6 +16,8 @@ declare global {
       /** Low-cardinality route label for metrics, set by the route. */
       route?: string;
       identity?: Identity;
+      /** An enterprise workspace's own provider credentials for this call, by provider name. */
+      credentials?: Record<string, string>;
     }
   }
 }

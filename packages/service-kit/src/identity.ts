@@ -1,6 +1,7 @@
 import { createHmac, timingSafeEqual } from "node:crypto";
 import { Identity, internalHeaders } from "@gw/contracts";
 import { GatewayError } from "@gw/errors";
+import { Sealer } from "./sealed";
 
 /**
  * The identity header: base64url(JSON payload) + "." + base64url(HMAC-SHA256(payload)). The payload
@@ -90,12 +91,45 @@ function hmac(payload: string, secret: string): string {
   return createHmac("sha256", secret).update(payload).digest("base64url");
 }
 
+/**
+ * Opens the `x-gw-credentials` header ingress adds for an enterprise workspace with its own provider
+ * credentials: sealed under the internal secret and bound to the workspace, so a header taken from
+ * one workspace's call opens for no other. Repeated headers are answered from a bounded cache.
+ */
+export class CredentialsReader {
+  private readonly sealer: Sealer;
+  private readonly opened = new Map<string, Record<string, string> | null>();
+
+  constructor(secret: string, private readonly maxEntries = 1_000) {
+    // The purpose matches ingress's CredentialRelay.
+    this.sealer = new Sealer(secret, "credentials-in-transit");
+  }
+
+  read(header: string | undefined, workspaceId: string): Record<string, string> | undefined {
+    if (!header) return undefined;
+    const key = `${workspaceId} ${header}`;
+    let value = this.opened.get(key);
+    if (value === undefined) {
+      const text = this.sealer.open(header, workspaceId);
+      value = text === undefined ? null : (JSON.parse(text) as Record<string, string>);
+      if (this.opened.size >= this.maxEntries) this.opened.clear();
+      this.opened.set(key, value);
+    }
+    if (value === null) throw new GatewayError("unauthenticated_internal", "Invalid internal credentials header");
+    return value;
+  }
+}
+
 /** Guards a service's /v1 routes: only calls signed by ingress get through. */
 export function requireIdentity(secret: string): import("express").RequestHandler {
   const verifier = new IdentityVerifier(secret);
+  const credentials = new CredentialsReader(secret);
   return (req, res, next) => {
     const header = req.headers[internalHeaders.identity];
-    res.locals.identity = verifier.verify(Array.isArray(header) ? header[0] : header);
+    const identity = verifier.verify(Array.isArray(header) ? header[0] : header);
+    res.locals.identity = identity;
+    const sealed = req.headers[internalHeaders.credentials];
+    res.locals.credentials = credentials.read(Array.isArray(sealed) ? sealed[0] : sealed, identity.workspace_id);
     next();
   };
 }

@@ -6,3 +6,4 @@ export * from "./run";
 export * from "./server";
 export * from "./patterns";
 export * from "./internal-service";
+export * from "./sealed";

@@ -13,6 +13,7 @@ const EmbeddedEnv = RateLimitEnv.extend({
   HOST: z.string().default("127.0.0.1"),
   GATEWAY_ADMIN_TOKEN: z.string().min(16).optional(),
   GATEWAY_INTERNAL_SECRET: z.string().min(16).optional(),
+  GATEWAY_MASTER_KEY: z.string().min(32, "must be at least 32 characters").optional(),
   GATEWAY_CONFIG: z.string().min(1).default(defaultConfigPath()),
   GATEWAY_DATA_DIR: z.string().min(1).default(join(repoRoot(), ".data")),
   DATABASE_URL: optionalUrl(/^postgres(ql)?$/),

@@ -67,6 +67,8 @@ export async function startEmbedded(
       bodyLimitBytes,
       keyCacheTtlMs: 10_000,
       plans: gateway.plans,
+      masterKey: env.GATEWAY_MASTER_KEY,
+      providers: Object.keys(gateway.providers),
       rateLimits: rateLimitSettings(env),
     },
   });

@@ -51,6 +51,8 @@ export interface FallbackDeps {
   retry?: RetryPolicy;
   /** The caller went away: stop retrying. */
   signal?: AbortSignal;
+  /** The workspace's own credentials (enterprise), used instead of the platform's for their providers. */
+  credentials?: Record<string, string>;
 }
 
 /**
@@ -72,7 +74,7 @@ export async function withFallback<T>(
     const config = deps.config.providers[route.provider];
     const adapter = config ? providerAdapters[config.kind] : undefined;
     if (!config || !adapter) continue;
-    const apiKey = deps.secrets[route.provider];
+    const apiKey = deps.credentials?.[route.provider] ?? deps.secrets[route.provider];
     if (config.api_key_env && !apiKey) {
       last = { ok: false, error: new GatewayError("provider_not_configured", `The provider for \`${publicModel}\` has no credential configured`) };
       continue;

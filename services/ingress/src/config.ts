@@ -39,6 +39,8 @@ const IngressEnv = RateLimitEnv.extend({
   HOST: z.string().default("0.0.0.0"),
   GATEWAY_ADMIN_TOKEN: secret,
   GATEWAY_INTERNAL_SECRET: secret,
+  /** Seals enterprise workspaces' own provider credentials at rest; unset: they cannot be registered. */
+  GATEWAY_MASTER_KEY: z.string().min(32, "must be at least 32 characters").optional(),
   GATEWAY_CONFIG: z.string().min(1).default(defaultConfigPath()),
   DATABASE_URL: z.url({ protocol: /^postgres(ql)?$/ }),
   NATS_URL: z.string().min(1),

@@ -28,6 +28,8 @@ await runUntilSignal(logger, async () => {
       bodyLimitBytes: Math.floor(env.GATEWAY_BODY_LIMIT_MB * 1024 * 1024),
       keyCacheTtlMs: env.GATEWAY_KEY_CACHE_TTL_MS,
       plans: gateway.plans,
+      masterKey: env.GATEWAY_MASTER_KEY,
+      providers: Object.keys(gateway.providers),
       rateLimits: rateLimitSettings(env),
     },
   });

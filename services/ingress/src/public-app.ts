@@ -4,6 +4,7 @@ import { GatewayError } from "@gw/errors";
 import type { Logger } from "@gw/logger";
 import { allowedByAll, createServiceApp, finishApp, type Health, type ServiceMetrics } from "@gw/service-kit";
 import type { Authenticator } from "./auth/authenticator";
+import type { CredentialRelay } from "./credentials/credential-relay";
 import { estimateTokens } from "./limits/estimate";
 import { rateLimitError, setRateHeaders, type RateLimitGate } from "./limits/rate-limit-gate";
 import type { BackendUrls } from "./proxy/forward";
@@ -36,13 +37,14 @@ export interface PublicAppDeps {
   bodyLimitBytes: number;
   rateLimits: RateLimitGate;
   rateWindowMs: number;
+  credentials: CredentialRelay;
 }
 
 /** The public port: health, then /v1 behind authentication, then the proxy to the owning service. */
 export function createPublicApp(deps: PublicAppDeps): Express {
   const app = createServiceApp({ logger: deps.logger, metrics: deps.metrics, trustRequestId: false });
   deps.health.mount(app);
-  const forwarders = createForwarders(deps.backends, deps.internalSecret);
+  const forwarders = createForwarders(deps.backends, deps.internalSecret, deps.credentials);
   app.use(gate(deps.authenticator));
   app.use(express.raw({ type: () => true, limit: deps.bodyLimitBytes }));
   app.use(checkModel);

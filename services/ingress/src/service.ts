@@ -3,8 +3,10 @@ import type { Bus } from "@gw/bus";
 import type { PlanLimitsTable } from "@gw/config";
 import { runMigrations, type Db } from "@gw/db";
 import type { Logger } from "@gw/logger";
-import { createMetrics, Health, startHttpServer, type RunningServer } from "@gw/service-kit";
+import { createMetrics, Health, Sealer, startHttpServer, type RunningServer } from "@gw/service-kit";
 import { createAdminApp } from "./admin/admin-app";
+import { CredentialRelay } from "./credentials/credential-relay";
+import { CredentialStore } from "./credentials/credential-store";
 import { Authenticator } from "./auth/authenticator";
 import type { BackendUrls } from "./proxy/forward";
 import { MemoryLimiter } from "./limits/memory-limiter";
@@ -26,6 +28,10 @@ export interface IngressSettings {
   /** Default limits per plan, from the config file. */
   plans: PlanLimitsTable;
   rateLimits: RateLimitSettings;
+  /** Seals enterprise workspaces' provider credentials at rest; unset: they cannot be registered. */
+  masterKey?: string;
+  /** Provider names of the configuration file, for credential registration. */
+  providers?: readonly string[];
 }
 
 export interface RateLimitSettings {
@@ -62,6 +68,8 @@ export function createIngressService(deps: IngressDeps): IngressService {
   health.addCheck("postgres", () => db.ping());
   health.addCheck("nats", () => bus.ping());
   const store = new IdentityStore(db);
+  const atRest = settings.masterKey ? new Sealer(settings.masterKey, "provider-credentials") : undefined;
+  const relay = new CredentialRelay(atRest, settings.internalSecret, logger);
   const authenticator = new Authenticator(
     store,
     { ttlMs: settings.keyCacheTtlMs, negativeTtlMs: Math.min(settings.keyCacheTtlMs, 5_000), maxStaleMs: 10 * 60_000, maxEntries: 100_000 },
@@ -93,8 +101,18 @@ export function createIngressService(deps: IngressDeps): IngressService {
         bodyLimitBytes: settings.bodyLimitBytes,
         rateLimits,
         rateWindowMs: settings.rateLimits.windowMs,
+        credentials: relay,
       });
-      const adminApp = createAdminApp({ logger, metrics, store, bus, adminToken: settings.adminToken, onIdentityChanged, plans: settings.plans });
+      const adminApp = createAdminApp({
+        logger,
+        metrics,
+        store,
+        bus,
+        adminToken: settings.adminToken,
+        onIdentityChanged,
+        plans: settings.plans,
+        credentials: { store: new CredentialStore(db), sealer: atRest, providers: settings.providers ?? [] },
+      });
       const pub = await startHttpServer(publicApp, settings.port, settings.host);
       const admin = await startHttpServer(adminApp, settings.adminPort, settings.host);
       servers = [pub, admin];

@@ -29,7 +29,7 @@ export function mountChatRoutes(router: IRouter, deps: ChatRouteDeps): void {
     const signal = clientGone(res);
     const log: Logger = res.locals.log;
 
-    const result = await withFallback(model, request.model, { ...deps, log, signal }, (route) =>
+    const result = await withFallback(model, request.model, { ...deps, log, signal, credentials: res.locals.credentials }, (route) =>
       chatOn(route, {
         request,
         publicModel: request.model,

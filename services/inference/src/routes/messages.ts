@@ -22,7 +22,7 @@ export function mountMessagesRoutes(router: IRouter, deps: ChatRouteDeps): void 
     const signal = clientGone(res);
     const log: Logger = res.locals.log;
 
-    const result = await withFallback(model, request.model, { ...deps, log, signal }, (route) =>
+    const result = await withFallback(model, request.model, { ...deps, log, signal, credentials: res.locals.credentials }, (route) =>
       messagesOn(route, { request, publicModel: request.model, upstreamModel: route.upstreamModel, requestId: res.locals.requestId, signal }),
     );
     if (!result.ok) {

@@ -6,9 +6,11 @@ import type { PlanLimitsTable } from "@gw/config";
 import type { Limits, Workspace } from "@gw/contracts";
 import { GatewayError } from "@gw/errors";
 import type { Logger } from "@gw/logger";
-import { createServiceApp, finishApp, routeLabel, type ServiceMetrics } from "@gw/service-kit";
+import { createServiceApp, finishApp, routeLabel, type Sealer, type ServiceMetrics } from "@gw/service-kit";
+import type { CredentialStore } from "../credentials/credential-store";
 import { effectiveWorkspaceLimits } from "../limits/plan-limits";
 import type { IdentityStore } from "../store/identity-store";
+import { mountCredentialRoutes } from "./credential-routes";
 
 export interface AdminAppDeps {
   logger: Logger;
@@ -20,6 +22,8 @@ export interface AdminAppDeps {
   plans: PlanLimitsTable;
   /** Applies an identity change to this replica's cache at once (the broadcast reaches the others). */
   onIdentityChanged: (kind: "key" | "workspace", id: string) => void;
+  /** Enterprise workspaces' own provider credentials; the routes are mounted when given. */
+  credentials?: { store: CredentialStore; sealer: Sealer | undefined; providers: readonly string[] };
 }
 
 /** The admin API of operator-interface.md, on its own port, behind the admin token. */
@@ -78,6 +82,15 @@ export function createAdminApp(deps: AdminAppDeps): Express {
     await changed("key", result.id);
     res.json(result);
   });
+  if (deps.credentials) {
+    mountCredentialRoutes(app, {
+      credentials: deps.credentials.store,
+      sealer: deps.credentials.sealer,
+      providers: deps.credentials.providers,
+      workspace: (id) => found(store.getWorkspace(id), "workspace"),
+      changed: (id) => changed("workspace", id),
+    });
+  }
   finishApp(app);
   return app;
 }

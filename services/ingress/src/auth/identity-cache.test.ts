@@ -9,6 +9,7 @@ function principal(keyId: string, workspaceId = "ws_1"): KeyPrincipal {
     keyModels: null,
     keyTools: null,
     keyLimits: {},
+    sealedCredentials: {},
     workspace: {
       id: workspaceId,
       object: "workspace",

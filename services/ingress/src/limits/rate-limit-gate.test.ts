@@ -21,6 +21,7 @@ function principal(workspaceLimits: KeyPrincipal["keyLimits"], keyLimits: KeyPri
     keyModels: null,
     keyTools: null,
     keyLimits,
+    sealedCredentials: {},
     workspace: { id: "ws_1", object: "workspace", name: "w", plan, subscription: "active", models: ["*"], tools: [], limits: workspaceLimits, created_at: 0, updated_at: 0 },
   };
 }

@@ -4,6 +4,7 @@ import { createProxyMiddleware } from "http-proxy-middleware";
 import { internalHeaderPrefix, internalHeaders } from "@gw/contracts";
 import { GatewayError } from "@gw/errors";
 import { IdentitySigner, sendError } from "@gw/service-kit";
+import type { CredentialRelay } from "../credentials/credential-relay";
 import type { Backend } from "../routes";
 
 export type BackendUrls = Record<Backend, string>;
@@ -13,7 +14,7 @@ export type BackendUrls = Record<Backend, string>;
  * (never re-serialised); the caller's key and any client-supplied internal header are dropped, and
  * the signed identity is added. Responses, SSE included, are piped through without buffering.
  */
-export function createForwarders(urls: BackendUrls, internalSecret: string): Record<Backend, RequestHandler> {
+export function createForwarders(urls: BackendUrls, internalSecret: string, credentials?: CredentialRelay): Record<Backend, RequestHandler> {
   const signer = new IdentitySigner(internalSecret);
   const make = (backend: Backend): RequestHandler => {
     const agent = new Agent({ keepAlive: true, maxSockets: Infinity, maxFreeSockets: 1024, scheduling: "lifo" });
@@ -23,7 +24,7 @@ export function createForwarders(urls: BackendUrls, internalSecret: string): Rec
       changeOrigin: false,
       xfwd: false,
       on: {
-        proxyReq: (proxyReq, req, res) => prepareUpstreamRequest(proxyReq, req as Request, res as Response, signer),
+        proxyReq: (proxyReq, req, res) => prepareUpstreamRequest(proxyReq, req as Request, res as Response, signer, credentials),
         proxyRes: (proxyRes, _req, res) => {
           takeUsage(proxyRes, res as Response);
           relayAbort(proxyRes, res);
@@ -35,12 +36,15 @@ export function createForwarders(urls: BackendUrls, internalSecret: string): Rec
   return { inference: make("inference"), tools: make("tools"), jobs: make("jobs") };
 }
 
-function prepareUpstreamRequest(proxyReq: ClientRequest, req: Request, res: Response, signer: IdentitySigner): void {
+function prepareUpstreamRequest(proxyReq: ClientRequest, req: Request, res: Response, signer: IdentitySigner, credentials?: CredentialRelay): void {
   for (const name of proxyReq.getHeaderNames()) {
     if (name.startsWith(internalHeaderPrefix) || name === "authorization" || name === "x-api-key") proxyReq.removeHeader(name);
   }
   const identity = res.locals.identity;
   if (identity) proxyReq.setHeader(internalHeaders.identity, signer.sign(identity));
+  const principal = res.locals.principal;
+  const sealed = principal && credentials?.headerFor(principal);
+  if (sealed) proxyReq.setHeader(internalHeaders.credentials, sealed);
   proxyReq.setHeader(internalHeaders.requestId, res.locals.requestId);
   const body = req.body;
   if (Buffer.isBuffer(body)) {

@@ -19,6 +19,8 @@ export interface KeyPrincipal {
   keyTools: string[] | null;
   keyLimits: Limits;
   workspace: Workspace;
+  /** The workspace's own provider credentials, sealed at rest, by provider name. */
+  sealedCredentials: Record<string, string>;
 }
 
 interface WorkspaceRow {
@@ -178,10 +180,18 @@ export class IdentityStore {
 
   async findByHash(hash: string): Promise<KeyPrincipal | undefined> {
     const { rows } = await this.db.query<
-      WorkspaceRow & { key_id: string; key_status: KeyStatus; key_models: string[] | null; key_tools: string[] | null; key_limits: Limits }
+      WorkspaceRow & {
+        key_id: string;
+        key_status: KeyStatus;
+        key_models: string[] | null;
+        key_tools: string[] | null;
+        key_limits: Limits;
+        credentials: Record<string, string> | null;
+      }
     >(
       `SELECT k.id AS key_id, k.status AS key_status, k.models AS key_models, k.tools AS key_tools, k.limits AS key_limits,
-              w.id, w.name, w.plan, w.subscription, w.models, w.tools, w.limits, w.created_at, w.updated_at
+              w.id, w.name, w.plan, w.subscription, w.models, w.tools, w.limits, w.created_at, w.updated_at,
+              (SELECT jsonb_object_agg(c.provider, c.sealed) FROM ingress.provider_credentials c WHERE c.workspace_id = w.id) AS credentials
        FROM ingress.api_keys k JOIN ingress.workspaces w ON w.id = k.workspace_id
        WHERE k.key_hash = $1`,
       [hash],
@@ -195,6 +205,7 @@ export class IdentityStore {
       keyTools: row.key_tools,
       keyLimits: row.key_limits,
       workspace: toWorkspace(row),
+      sealedCredentials: row.credentials ?? {},
     };
   }
 }

@@ -1,0 +1,60 @@
+import { internalHeaders } from "@gw/contracts";
+import type { Logger } from "@gw/logger";
+import { Sealer } from "@gw/service-kit";
+import type { KeyPrincipal } from "../store/identity-store";
+
+/** The context a credential is sealed under at rest: it cannot be moved to another workspace. */
+export const credentialContext = (workspaceId: string, provider: string) => `${workspaceId}/${provider}`;
+
+/** The purpose of the in-transit seal, shared with the services that open it (service-kit). */
+export const transitPurpose = "credentials-in-transit";
+
+/**
+ * Turns an enterprise workspace's sealed credentials into the `x-gw-credentials` header for the
+ * other services: opened with the master key, sealed again under the internal secret for this
+ * workspace only. Computed once per cached principal. Other plans' credentials are never sent.
+ */
+export class CredentialRelay {
+  private readonly headers = new WeakMap<KeyPrincipal, string | null>();
+  private readonly transit: Sealer;
+  private warned = false;
+
+  constructor(
+    private readonly atRest: Sealer | undefined,
+    internalSecret: string,
+    private readonly logger: Logger,
+  ) {
+    this.transit = new Sealer(internalSecret, transitPurpose);
+  }
+
+  readonly name = internalHeaders.credentials;
+
+  headerFor(principal: KeyPrincipal): string | undefined {
+    const cached = this.headers.get(principal);
+    if (cached !== undefined) return cached ?? undefined;
+    const header = this.build(principal);
+    this.headers.set(principal, header ?? null);
+    return header;
+  }
+
+  private build(principal: KeyPrincipal): string | undefined {
+    const { workspace, sealedCredentials } = principal;
+    const providers = Object.keys(sealedCredentials);
+    if (workspace.plan !== "enterprise" || providers.length === 0) return undefined;
+    if (!this.atRest) {
+      if (!this.warned) this.logger.warn("workspaces have provider credentials but GATEWAY_MASTER_KEY is not set; using the platform's");
+      this.warned = true;
+      return undefined;
+    }
+    const open: Record<string, string> = {};
+    for (const provider of providers) {
+      const value = this.atRest.open(sealedCredentials[provider] as string, credentialContext(workspace.id, provider));
+      if (value === undefined) {
+        this.logger.warn({ workspace: workspace.id, provider }, "a stored provider credential does not open with the master key; skipped");
+        continue;
+      }
+      open[provider] = value;
+    }
+    return Object.keys(open).length > 0 ? this.transit.seal(JSON.stringify(open), workspace.id) : undefined;
+  }
+}
