@@ -4,9 +4,15 @@ import type { Logger } from "@gw/logger";
 import { createInternalHttp } from "@gw/service-kit";
 import { Catalog } from "./catalog";
 import { CircuitBreakers } from "./circuit-breaker";
+import { mountAudioRoutes } from "./routes/audio";
 import { mountChatRoutes } from "./routes/chat";
+import { mountCompletionsRoutes } from "./routes/completions";
+import { mountEmbeddingsRoutes } from "./routes/embeddings";
+import { mountImagesRoutes } from "./routes/images";
 import { mountMessagesRoutes } from "./routes/messages";
 import { mountModelRoutes } from "./routes/models";
+import { mountResponsesRoutes } from "./routes/responses";
+import { mountRerankRoutes } from "./routes/rerank";
 import { createUpstreamAgent } from "./upstream/http";
 
 export interface InferenceSettings {
@@ -48,6 +54,12 @@ export function createInferenceService(deps: InferenceDeps): InferenceService {
       const routeDeps = { catalog, config: deps.gateway, secrets: deps.secrets, agent, bodyLimit: `${settings.bodyLimitBytes}b`, breakers };
       mountChatRoutes(app, routeDeps);
       mountMessagesRoutes(app, routeDeps);
+      mountResponsesRoutes(app, routeDeps);
+      mountEmbeddingsRoutes(app, routeDeps);
+      mountRerankRoutes(app, routeDeps);
+      mountCompletionsRoutes(app, routeDeps);
+      mountImagesRoutes(app, routeDeps);
+      mountAudioRoutes(app, routeDeps);
     },
   });
 

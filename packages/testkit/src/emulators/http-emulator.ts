@@ -10,7 +10,7 @@ export interface RecordedRequest {
   query: Record<string, string>;
   /** Node's lower-cased header map. */
   headers: IncomingHttpHeaders;
-  /** Parsed JSON; the raw text when the body is not JSON; undefined when empty. */
+  /** Parsed JSON; the raw text when the body is not JSON; a Buffer for multipart; undefined when empty. */
   body: unknown;
   /** The client went away before the answer was complete (abort, timeout). */
   aborted: boolean;
@@ -251,6 +251,8 @@ async function readBody(req: IncomingMessage): Promise<unknown> {
   const chunks: Buffer[] = [];
   for await (const chunk of req) chunks.push(chunk as Buffer);
   if (chunks.length === 0) return undefined;
+  // Multipart bodies carry binary files, which a utf-8 round trip would corrupt: kept as bytes.
+  if (/^multipart\//i.test(req.headers["content-type"] ?? "")) return Buffer.concat(chunks);
   const text = Buffer.concat(chunks).toString("utf8");
   try {
     return JSON.parse(text) as unknown;

@@ -6,3 +6,10 @@ export type { EmulatorOptions, RecordedRequest, ScriptStep, UpstreamEmulator } f
 // Building blocks for further fake upstreams (Tavily, rerank…): same control surface for free.
 export { Exchange, startEmulator } from "./http-emulator";
 export type { ProviderSpec } from "./http-emulator";
+export { startCohereUpstream } from "./cohere-upstream";
+export type { CohereUpstreamOptions } from "./cohere-upstream";
+export { startJinaUpstream } from "./jina-upstream";
+export type { JinaUpstreamOptions } from "./jina-upstream";
+export { rankDocuments, relevanceScore } from "./rerank-scores";
+export { speechBytes } from "./openai-audio";
+export { TINY_PNG_BASE64 } from "./openai-images";

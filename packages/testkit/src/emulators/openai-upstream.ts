@@ -1,6 +1,8 @@
 import { chatCompletion, chatCompletionFrames, planChat } from "./openai-chat";
 import { completion, completionFrames, planCompletion } from "./openai-completions";
+import { answerSpeech, answerTranscription } from "./openai-audio";
 import { embeddingsResponse, hasEmbeddingInput } from "./openai-embeddings";
+import { answerImages } from "./openai-images";
 import { isUnparsedBody, startEmulator } from "./http-emulator";
 import type { EmulatorOptions, Exchange, ProviderSpec, UpstreamEmulator } from "./http-emulator";
 import { isRecord, randomId } from "./synthetic";
@@ -57,7 +59,8 @@ function requestModel(ex: Exchange): string {
 
 /**
  * A fake OpenAI API on node:http for the official `openai` client: models, chat completions
- * (stream and not, tool calls), legacy completions and embeddings, with scripted failures.
+ * (stream and not, tool calls), legacy completions, embeddings, image generation, speech and
+ * transcriptions (multipart), with scripted failures.
  */
 export function startOpenAIUpstream(opts: OpenAIUpstreamOptions = {}): Promise<UpstreamEmulator> {
   const basePath = (opts.basePath ?? "/v1").replace(/\/$/, "");
@@ -106,6 +109,8 @@ export function startOpenAIUpstream(opts: OpenAIUpstreamOptions = {}): Promise<U
         ? ex.json(200, { id, object: "model", created: MODEL_CREATED, owned_by: "system" })
         : ex.json(404, openAIError(`The model '${id}' does not exist`, "invalid_request_error", "model", "model_not_found"));
     }
+    // Multipart, so not a JSON route: the emulator keeps its body as bytes.
+    if (sub === "/audio/transcriptions") return method === "POST" ? answerTranscription(ex) : invalidMethod(ex);
     if (!post) return ex.json(404, openAIError(`Invalid URL (${method} ${path})`, "invalid_request_error"));
     if (method !== "POST") return invalidMethod(ex);
     const body = ex.record.body;
@@ -125,6 +130,8 @@ export function startOpenAIUpstream(opts: OpenAIUpstreamOptions = {}): Promise<U
     ["/chat/completions", chat],
     ["/completions", legacy],
     ["/embeddings", embeddings],
+    ["/images/generations", answerImages],
+    ["/audio/speech", answerSpeech],
   ]);
 
   function invalidMethod(ex: Exchange): void {

@@ -1,6 +1,13 @@
 import type { ProviderKind } from "@gw/config";
 import { anthropicMessages } from "./anthropic/messages";
+import { cohereEmbeddings } from "./cohere/embeddings";
+import { cohereRerank } from "./cohere/rerank";
+import { jinaRerank } from "./jina/rerank";
+import { openaiSpeech, openaiTranscriptions } from "./openai/audio";
 import { openaiChat } from "./openai/chat";
+import { openaiCompletions } from "./openai/completions";
+import { openaiEmbeddings } from "./openai/embeddings";
+import { openaiImages } from "./openai/images";
 import type { ProviderAdapter } from "./types";
 
 /**
@@ -8,6 +15,15 @@ import type { ProviderAdapter } from "./types";
  * branch on the provider themselves.
  */
 export const providerAdapters: Partial<Record<ProviderKind, ProviderAdapter>> = {
-  openai: { chat: openaiChat },
+  openai: {
+    chat: openaiChat,
+    embeddings: openaiEmbeddings,
+    completions: openaiCompletions,
+    imageGenerations: openaiImages,
+    speech: openaiSpeech,
+    transcriptions: openaiTranscriptions,
+  },
   anthropic: { messages: anthropicMessages },
+  cohere: { embeddings: cohereEmbeddings, rerank: cohereRerank },
+  jina: { rerank: jinaRerank },
 };

@@ -2,9 +2,20 @@ import type {
   ChatCompletion,
   ChatCompletionChunk,
   ChatCompletionRequest,
+  Completion,
+  CompletionRequest,
+  ImageGenerationRequest,
+  ImagesResponse,
+  SpeechRequest,
+  TranscriptionForm,
+  TranscriptionJson,
+  EmbeddingsRequest,
+  EmbeddingsResponse,
   MessagesRequest,
   MessagesResponse,
   MessagesStreamEvent as MessagesEvent,
+  RerankRequest,
+  RerankResponse,
   Usage,
 } from "@gw/contracts";
 import type { ProviderConfig } from "@gw/config";
@@ -71,4 +82,71 @@ export type MessagesResult =
 export interface ProviderAdapter {
   chat?(ctx: ProviderContext, call: UpstreamCall<ChatCompletionRequest>): Promise<ChatResult>;
   messages?(ctx: ProviderContext, call: UpstreamCall<MessagesRequest>): Promise<MessagesResult>;
+  embeddings?(ctx: ProviderContext, call: UpstreamCall<EmbeddingsRequest>): Promise<EmbeddingsResult>;
+  rerank?(ctx: ProviderContext, call: UpstreamCall<RerankRequest>): Promise<RerankResult>;
+  completions?(ctx: ProviderContext, call: UpstreamCall<CompletionRequest>): Promise<CompletionResult>;
+  imageGenerations?(ctx: ProviderContext, call: UpstreamCall<ImageGenerationRequest>): Promise<ImagesResult>;
+  speech?(ctx: ProviderContext, call: UpstreamCall<SpeechRequest>): Promise<SpeechResult>;
+  transcriptions?(ctx: ProviderContext, call: UpstreamCall<TranscriptionUpload>): Promise<TranscriptionResult>;
 }
+
+/**
+ * An embeddings answer in the OpenAI shape under the public model name. Vectors may come as floats
+ * or as base64 whatever the caller asked for: the route encodes them as asked.
+ */
+export type EmbeddingsResult = { ok: true; response: EmbeddingsResponse } | { ok: false; error: GatewayError };
+
+/**
+ * A rerank answer in the public (Cohere v2) shape, ordered and bounded by `top_n`. `usageTokens` is
+ * set when the provider reports token use (a search-unit-billed provider reports 0).
+ */
+export type RerankResult = { ok: true; response: RerankResponse; usageTokens: number | undefined } | { ok: false; error: GatewayError };
+
+/** Legacy completions stream like chat: `text_completion` chunks, usage as its own event. */
+export type CompletionStreamEvent =
+  | { type: "chunk"; chunk: Completion }
+  | { type: "usage"; usage: Usage }
+  | { type: "error"; error: StreamFailure };
+
+export type CompletionResult =
+  | { ok: true; kind: "json"; completion: Completion }
+  | { ok: true; kind: "stream"; events: AsyncIterable<CompletionStreamEvent> }
+  | { ok: false; error: GatewayError };
+
+/**
+ * One SSE event of a stream the gateway relays unchanged (image and transcription streams), with
+ * its `event:` name when it had one; `usage` is the total tokens an event reported, for the limit.
+ */
+export type RelayedStreamEvent =
+  | { type: "event"; event: string | undefined; data: string }
+  | { type: "usage"; totalTokens: number }
+  | { type: "error"; error: StreamFailure };
+
+export type ImagesResult =
+  | { ok: true; kind: "json"; response: ImagesResponse }
+  | { ok: true; kind: "stream"; events: AsyncIterable<RelayedStreamEvent> }
+  | { ok: false; error: GatewayError };
+
+/** Audio as it arrives (undici's body stream), to be piped to the caller with its content type. */
+export type SpeechResult =
+  | { ok: true; contentType: string; body: AsyncIterable<Uint8Array> }
+  | { ok: false; error: GatewayError };
+
+/**
+ * A parsed transcription form: the checked fields, and every entry in the caller's order (the file,
+ * repeated `x[]` fields and unknown ones included) so the upstream gets the form the caller sent.
+ */
+export interface TranscriptionUpload {
+  form: TranscriptionForm;
+  entries: ReadonlyArray<readonly [name: string, value: string | UploadedFile]>;
+}
+
+/** A form's file as undici parses it (Node's own File, which the global `File` type is not). */
+export type UploadedFile = import("node:buffer").File;
+
+/** JSON formats (`json`, `verbose_json`, `diarized_json`), text ones (`text`, `srt`, `vtt`) or a stream. */
+export type TranscriptionResult =
+  | { ok: true; kind: "json"; body: TranscriptionJson }
+  | { ok: true; kind: "text"; contentType: string; text: string }
+  | { ok: true; kind: "stream"; events: AsyncIterable<RelayedStreamEvent> }
+  | { ok: false; error: GatewayError };

@@ -1,0 +1,104 @@
+import { pipeline } from "node:stream/promises";
+import express, { type IRouter } from "express";
+import { internalHeaders, SpeechRequest, TranscriptionForm } from "@gw/contracts";
+import { fromZodError, GatewayError } from "@gw/errors";
+import type { Logger } from "@gw/logger";
+import { routeLabel, sendError } from "@gw/service-kit";
+import { Response } from "undici";
+import { withFallback } from "../fallback";
+import type { TranscriptionUpload } from "../providers/types";
+import type { ChatRouteDeps } from "./chat";
+import { writeRelayedStream } from "./relay-stream";
+import { clientGone } from "./sse-writer";
+
+/**
+ * `POST /v1/audio/speech` (JSON in, audio bytes out) for `speech` models and
+ * `POST /v1/audio/transcriptions` (multipart in) for `transcription` models.
+ */
+export function mountAudioRoutes(router: IRouter, deps: ChatRouteDeps): void {
+  router.post("/v1/audio/speech", routeLabel("/v1/audio/speech"), express.json({ limit: deps.bodyLimit, type: () => true }), async (req, res) => {
+    const parsed = SpeechRequest.safeParse(req.body);
+    if (!parsed.success) throw fromZodError(parsed.error);
+    const request = parsed.data;
+    const model = deps.catalog.resolve(res.locals.identity!, request.model, "speech");
+    const signal = clientGone(res);
+    const log: Logger = res.locals.log;
+
+    const result = await withFallback(model, request.model, { ...deps, log, signal, credentials: res.locals.credentials }, ({ adapter, ctx, upstreamModel }) =>
+      adapter.speech?.(ctx, { request, publicModel: request.model, upstreamModel, requestId: res.locals.requestId, signal }),
+    );
+    if (!result.ok) {
+      if (signal.aborted) return;
+      sendError(res, result.error, req.path);
+      return;
+    }
+    // No usage header: speech is priced by characters or audio, not by tokens the upstream reports,
+    // so ingress keeps its estimate of the input text against the token limit.
+    res.status(200);
+    res.setHeader("content-type", result.contentType);
+    try {
+      // Bytes go out as they arrive; backpressure and a client leaving are handled by the pipeline.
+      await pipeline(result.body, res);
+    } catch (err) {
+      // The headers are out: all that is left is to cut the answer, which the pipeline did.
+      if (!signal.aborted) log.warn({ err }, "speech stream from the upstream failed");
+    }
+  });
+
+  router.post(
+    "/v1/audio/transcriptions",
+    routeLabel("/v1/audio/transcriptions"),
+    express.raw({ limit: deps.bodyLimit, type: () => true }),
+    async (req, res) => {
+      const upload = await readTranscriptionForm(req.headers["content-type"], req.body);
+      const publicModel = upload.form.model;
+      const model = deps.catalog.resolve(res.locals.identity!, publicModel, "transcription");
+      const signal = clientGone(res);
+      const log: Logger = res.locals.log;
+
+      const result = await withFallback(model, publicModel, { ...deps, log, signal, credentials: res.locals.credentials }, ({ adapter, ctx, upstreamModel }) =>
+        adapter.transcriptions?.(ctx, { request: upload, publicModel, upstreamModel, requestId: res.locals.requestId, signal }),
+      );
+      if (!result.ok) {
+        if (signal.aborted) return;
+        sendError(res, result.error, req.path);
+        return;
+      }
+      if (result.kind === "stream") {
+        await writeRelayedStream(res, result.events);
+        return;
+      }
+      if (result.kind === "text") {
+        res.status(200).setHeader("content-type", result.contentType);
+        res.send(result.text);
+        return;
+      }
+      // Token-priced models report tokens; whisper reports seconds of audio, which is not a token count.
+      const usage = result.body.usage;
+      if (usage?.type === "tokens" && typeof usage.total_tokens === "number") {
+        res.setHeader(internalHeaders.usageTokens, String(usage.total_tokens));
+      }
+      res.json(result.body);
+    },
+  );
+}
+
+/**
+ * Parses a transcription form (already read whole, within the body limit) and checks its fields:
+ * a missing or malformed `file` or `model` is a 400 naming that field.
+ */
+export async function readTranscriptionForm(contentType: string | undefined, body: unknown): Promise<TranscriptionUpload> {
+  if (!contentType || !/^multipart\/form-data\s*;/i.test(contentType)) {
+    throw new GatewayError("invalid_request", "Invalid body: expected multipart/form-data with `file` and `model` fields");
+  }
+  let form: Awaited<ReturnType<Response["formData"]>>;
+  try {
+    form = await new Response(Buffer.isBuffer(body) ? body : Buffer.alloc(0), { headers: { "content-type": contentType } }).formData();
+  } catch {
+    throw new GatewayError("invalid_request", "Invalid body: not valid multipart/form-data");
+  }
+  const entries = [...form.entries()];
+  const parsed = TranscriptionForm.safeParse(Object.fromEntries(entries));
+  if (!parsed.success) throw fromZodError(parsed.error);
+  return { form: parsed.data, entries };
+}

@@ -1,0 +1,63 @@
+import express, { type IRouter } from "express";
+import { internalHeaders, ResponsesRequest, type ResponsesStreamEvent, type ResponsesUsage } from "@gw/contracts";
+import { fromZodError } from "@gw/errors";
+import type { Logger } from "@gw/logger";
+import { routeLabel, sendError } from "@gw/service-kit";
+import { withFallback } from "../fallback";
+import { chatOn } from "../translate/adapt";
+import { chatCompletionToResponse, randomIds, responseShell, responsesRequestToChat } from "../translate/responses-api";
+import { chatStreamToResponses } from "../translate/responses-api-stream";
+import type { ChatRouteDeps } from "./chat";
+import { clientGone, startSse, writeSse } from "./sse-writer";
+
+/**
+ * `POST /v1/responses`, the OpenAI Responses API, for every chat model: served statelessly on the
+ * chat operation (translate/responses-api.ts), so Anthropic-kind providers answer it too through
+ * `chatOn`. Nothing is stored: `previous_response_id` and `conversation` are refused, and every
+ * answer says `store: false`. Streams are named SSE events with no `[DONE]`, as OpenAI sends them.
+ */
+export function mountResponsesRoutes(router: IRouter, deps: ChatRouteDeps): void {
+  router.post("/v1/responses", routeLabel("/v1/responses"), express.json({ limit: deps.bodyLimit, type: () => true }), async (req, res) => {
+    const parsed = ResponsesRequest.safeParse(req.body);
+    if (!parsed.success) throw fromZodError(parsed.error);
+    const request = parsed.data;
+    const model = deps.catalog.resolve(res.locals.identity!, request.model, "chat");
+    // Translated once, before any upstream is asked: a parameter no route can honour is a 400 now.
+    const { chat, inCallerTerms } = responsesRequestToChat(request);
+    const signal = clientGone(res);
+    const log: Logger = res.locals.log;
+
+    const result = await withFallback(model, request.model, { ...deps, log, signal, credentials: res.locals.credentials }, (route) =>
+      chatOn(route, { request: chat, publicModel: request.model, upstreamModel: route.upstreamModel, requestId: res.locals.requestId, signal }),
+    );
+    if (!result.ok) {
+      if (signal.aborted) return;
+      sendError(res, inCallerTerms(result.error), req.path);
+      return;
+    }
+    const shell = responseShell(request, randomIds("resp"));
+    // Ingress reconciles its token-limit reservation with the real usage, then removes the field.
+    if (result.kind === "json") {
+      const response = chatCompletionToResponse(result.completion, shell);
+      if (response.usage) res.setHeader(internalHeaders.usageTokens, String(response.usage.total_tokens));
+      res.json(response);
+      return;
+    }
+    // A stream's usage is known only at its end, after the headers left: it goes in a trailer.
+    startSse(res, [internalHeaders.usageTokens]);
+    let usage: ResponsesUsage | undefined;
+    for await (const event of chatStreamToResponses(result.events, { shell })) {
+      usage = usageOf(event) ?? usage;
+      await writeSse(res, JSON.stringify(event), event.type);
+    }
+    if (res.destroyed) return;
+    if (usage) res.addTrailers({ [internalHeaders.usageTokens]: String(usage.total_tokens) });
+    res.end();
+  });
+}
+
+/** The last event (completed, incomplete or failed) carries the whole response, usage included. */
+function usageOf(event: ResponsesStreamEvent): ResponsesUsage | undefined {
+  const response = (event as { response?: { usage?: ResponsesUsage } }).response;
+  return response?.usage;
+}

@@ -1,0 +1,72 @@
+import { GatewayError } from "@gw/errors";
+import type { Dispatcher } from "undici";
+import type { z } from "zod";
+import { upstreamHttpError, upstreamTransportError, type UpstreamFailureContext } from "./errors";
+import { readBounded, sendUpstream } from "./http";
+
+export interface JsonPost {
+  url: string;
+  headers: Record<string, string>;
+  body: unknown;
+  timeoutMs: number;
+  signal: AbortSignal;
+  names: UpstreamFailureContext;
+  /**
+   * Rewrites a provider's error body into one `upstreamHttpError` reads (`{message}` or
+   * `{error:{message}}`), for providers with their own envelope (Jina's `{detail}`).
+   */
+  errorBody?: (text: string) => string;
+}
+
+export type JsonOutcome<T> = { ok: true; value: T } | { ok: false; error: GatewayError };
+
+/**
+ * One non-streaming JSON call: POST, then the answer validated against `schema`. Every failure is a
+ * value: HTTP errors through `upstreamHttpError`, no answer through `upstreamTransportError`, and an
+ * answer we cannot read is a retryable 502 (another route may do better).
+ */
+export async function postJson<S extends z.ZodType>(agent: Dispatcher, req: JsonPost, schema: S): Promise<JsonOutcome<z.infer<S>>> {
+  let response: Dispatcher.ResponseData;
+  try {
+    response = await sendUpstream(agent, {
+      url: req.url,
+      method: "POST",
+      headers: req.headers,
+      body: JSON.stringify(req.body),
+      timeoutMs: req.timeoutMs,
+      signal: req.signal,
+    });
+  } catch (err) {
+    return { ok: false, error: upstreamTransportError(err) };
+  }
+  if (response.statusCode !== 200) {
+    const text = await readBounded(response.body).catch(() => "");
+    return { ok: false, error: upstreamHttpError(response.statusCode, response.headers, req.errorBody ? req.errorBody(text) : text, req.names) };
+  }
+  let json: unknown;
+  try {
+    json = await response.body.json();
+  } catch (err) {
+    if (err instanceof SyntaxError) return { ok: false, error: malformed() };
+    return { ok: false, error: upstreamTransportError(err) };
+  }
+  const parsed = schema.safeParse(json);
+  if (!parsed.success) return { ok: false, error: malformed() };
+  return { ok: true, value: parsed.data };
+}
+
+export function malformed(): GatewayError {
+  return new GatewayError("upstream_error", "The model provider sent a malformed answer");
+}
+
+/** `${base_url}${path}` without a doubled slash. */
+export function upstreamUrl(baseUrl: string, path: string): string {
+  return `${baseUrl.replace(/\/+$/, "")}${path}`;
+}
+
+/** JSON headers with the server's credential as a Bearer token (never the caller's). */
+export function bearerJsonHeaders(apiKey: string | undefined, extra: Record<string, string> | undefined): Record<string, string> {
+  const headers: Record<string, string> = { "content-type": "application/json", accept: "application/json", ...extra };
+  if (apiKey) headers.authorization = `Bearer ${apiKey}`;
+  return headers;
+}
