@@ -1,11 +1,8 @@
-import express, { type IRouter } from "express";
+import type { IRouter } from "express";
 import { EmbeddingsRequest, internalHeaders, type EmbeddingEncoding, type EmbeddingsResponse } from "@gw/contracts";
 import { fromZodError, GatewayError } from "@gw/errors";
-import type { Logger } from "@gw/logger";
-import { routeLabel, sendError } from "@gw/service-kit";
-import { withFallback } from "../fallback";
 import type { ChatRouteDeps } from "./chat";
-import { clientGone } from "./sse-writer";
+import { mountModelRoute } from "./model-route";
 
 /**
  * `POST /v1/embeddings` in OpenAI's format, for every embedding model. Whatever encoding the
@@ -13,32 +10,17 @@ import { clientGone } from "./sse-writer";
  * the openai SDK asks for base64 and silently yields empty vectors when it gets floats instead.
  */
 export function mountEmbeddingsRoutes(router: IRouter, deps: ChatRouteDeps): void {
-  router.post("/v1/embeddings", routeLabel("/v1/embeddings"), express.json({ limit: deps.bodyLimit, type: () => true }), async (req, res) => {
-    const parsed = EmbeddingsRequest.safeParse(req.body);
-    if (!parsed.success) throw fromZodError(parsed.error);
-    const request = parsed.data;
-    const model = deps.catalog.resolve(res.locals.identity!, request.model, "embedding");
-    const signal = clientGone(res);
-    const log: Logger = res.locals.log;
-
-    const result = await withFallback(model, request.model, { ...deps, log, signal, credentials: res.locals.credentials }, (route) =>
-      route.adapter.embeddings?.(route.ctx, {
-        request,
-        publicModel: request.model,
-        upstreamModel: route.upstreamModel,
-        requestId: res.locals.requestId,
-        signal,
-      }),
-    );
-    if (!result.ok) {
-      if (signal.aborted) return;
-      sendError(res, result.error, req.path);
-      return;
-    }
-    const answer = encodeEmbeddings(result.response, request.encoding_format ?? "float");
-    // Ingress settles its token-limit reservation with this, then removes the header.
-    if (answer.usage) res.setHeader(internalHeaders.usageTokens, String(answer.usage.total_tokens));
-    res.json(answer);
+  mountModelRoute(router, deps, {
+    path: "/v1/embeddings",
+    type: "embedding",
+    schema: EmbeddingsRequest,
+    call: ({ adapter, ctx }, call) => adapter.embeddings?.(ctx, call),
+    respond(res, result, request) {
+      const answer = encodeEmbeddings(result.response, request.encoding_format ?? "float");
+      // Ingress settles its token-limit reservation with this, then removes the header.
+      if (answer.usage) res.setHeader(internalHeaders.usageTokens, String(answer.usage.total_tokens));
+      res.json(answer);
+    },
   });
 }
 

@@ -1,12 +1,10 @@
-import express, { type IRouter } from "express";
-import { internalHeaders, MessagesRequest, type MessagesStreamEvent, type MessagesUsage } from "@gw/contracts";
-import { fromZodError } from "@gw/errors";
-import type { Logger } from "@gw/logger";
-import { routeLabel, sendError } from "@gw/service-kit";
-import { withFallback } from "../fallback";
+import type { IRouter, Response } from "express";
+import { internalHeaders, MessagesRequest, type MessagesResponse, type MessagesStreamEvent, type MessagesUsage } from "@gw/contracts";
+import type { MessagesStreamEvent as MessagesStreamItem } from "../providers/types";
 import { messagesOn } from "../translate/adapt";
 import type { ChatRouteDeps } from "./chat";
-import { clientGone, startSse, writeSse } from "./sse-writer";
+import { mountModelRoute } from "./model-route";
+import { startSse, writeSse } from "./sse-writer";
 
 /**
  * `POST /v1/messages`, the Anthropic format, for every chat model: Anthropic-kind providers answer
@@ -14,45 +12,32 @@ import { clientGone, startSse, writeSse } from "./sse-writer";
  * picks it by path); stream events keep their `event:` names.
  */
 export function mountMessagesRoutes(router: IRouter, deps: ChatRouteDeps): void {
-  router.post("/v1/messages", routeLabel("/v1/messages"), express.json({ limit: deps.bodyLimit, type: () => true }), async (req, res) => {
-    const parsed = MessagesRequest.safeParse(req.body);
-    if (!parsed.success) throw fromZodError(parsed.error);
-    const request = parsed.data;
-    const model = deps.catalog.resolve(res.locals.identity!, request.model, "chat");
-    const signal = clientGone(res);
-    const log: Logger = res.locals.log;
+  mountModelRoute(router, deps, { path: "/v1/messages", type: "chat", schema: MessagesRequest, call: messagesOn, respond: sendMessagesAnswer });
+}
 
-    const result = await withFallback(model, request.model, { ...deps, log, signal, credentials: res.locals.credentials }, (route) =>
-      messagesOn(route, { request, publicModel: request.model, upstreamModel: route.upstreamModel, requestId: res.locals.requestId, signal }),
-    );
-    if (!result.ok) {
-      if (signal.aborted) return;
-      sendError(res, result.error, req.path);
+async function sendMessagesAnswer(res: Response, result: { kind: "json"; message: MessagesResponse } | { kind: "stream"; events: AsyncIterable<MessagesStreamItem> }): Promise<void> {
+  if (result.kind === "json") {
+    res.setHeader(internalHeaders.usageTokens, String(totalTokens(result.message.usage)));
+    res.json(result.message);
+    return;
+  }
+  startSse(res, [internalHeaders.usageTokens]);
+  const usage = new StreamUsage();
+  const end = () => {
+    if (usage.seen) res.addTrailers({ [internalHeaders.usageTokens]: String(usage.total) });
+    res.end();
+  };
+  for await (const item of result.events) {
+    if (item.type === "error") {
+      const error = { type: "error", error: { type: anthropicErrorType(item.error.type), message: item.error.message } };
+      await writeSse(res, JSON.stringify(error), "error");
+      end();
       return;
     }
-    if (result.kind === "json") {
-      res.setHeader(internalHeaders.usageTokens, String(totalTokens(result.message.usage)));
-      res.json(result.message);
-      return;
-    }
-    startSse(res, [internalHeaders.usageTokens]);
-    const usage = new StreamUsage();
-    const end = () => {
-      if (usage.seen) res.addTrailers({ [internalHeaders.usageTokens]: String(usage.total) });
-      res.end();
-    };
-    for await (const item of result.events) {
-      if (item.type === "error") {
-        const error = { type: "error", error: { type: anthropicErrorType(item.error.type), message: item.error.message } };
-        await writeSse(res, JSON.stringify(error), "error");
-        end();
-        return;
-      }
-      usage.observe(item.event);
-      await writeSse(res, JSON.stringify(item.event), item.event.type);
-    }
-    if (!res.destroyed) end();
-  });
+    usage.observe(item.event);
+    await writeSse(res, JSON.stringify(item.event), item.event.type);
+  }
+  if (!res.destroyed) end();
 }
 
 function totalTokens(u: MessagesUsage): number {
