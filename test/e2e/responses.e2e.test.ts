@@ -1,8 +1,9 @@
 import OpenAI from "openai";
 import type { ResponseFunctionToolCall, ResponseInputItem, ResponseStreamEvent } from "openai/resources/responses/responses";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { assertOpenAI, startAnthropicUpstream, startOpenAIUpstream } from "@gw/testkit";
-import { adminClient, startTestMesh, type RunningMesh } from "./harness";
+import { assertOpenAI, type UpstreamEmulator } from "@gw/testkit";
+import { startChatMesh, type ChatMesh } from "./chat-mesh";
+import type { RunningMesh } from "./harness";
 
 /**
  * The OpenAI Responses API for any chat model: the official `openai` client's `responses.create` and
@@ -12,8 +13,9 @@ import { adminClient, startTestMesh, type RunningMesh } from "./harness";
 const OPENAI_KEY = "sk-upstream-openai-responses";
 const ANTHROPIC_KEY = "sk-ant-upstream-responses";
 
-let openaiUp: Awaited<ReturnType<typeof startOpenAIUpstream>>;
-let anthropicUp: Awaited<ReturnType<typeof startAnthropicUpstream>>;
+let mesh: ChatMesh;
+let openaiUp: UpstreamEmulator;
+let anthropicUp: UpstreamEmulator;
 let gw: RunningMesh;
 let key: string;
 
@@ -26,33 +28,11 @@ const weather = {
 };
 
 beforeAll(async () => {
-  openaiUp = await startOpenAIUpstream({ apiKey: OPENAI_KEY });
-  anthropicUp = await startAnthropicUpstream({ apiKey: ANTHROPIC_KEY });
-  gw = await startTestMesh(
-    `
-providers:
-  oa:  { kind: openai,    base_url: "${openaiUp.url}", api_key_env: E2E_OPENAI_KEY }
-  ant: { kind: anthropic, base_url: "${anthropicUp.url}", api_key_env: E2E_ANTHROPIC_KEY }
-models:
-  claude-e2e: { type: chat, routes: [{ provider: ant, model: claude-sonnet-4-5 }] }
-  gpt-e2e:    { type: chat, routes: [{ provider: oa, model: gpt-4o-mini }] }
-plans:
-  plus:       { requests_per_minute: 60,   tokens_per_minute: 100000 }
-  pro:        { requests_per_minute: 600,  tokens_per_minute: 1000000 }
-  enterprise: { requests_per_minute: 6000, tokens_per_minute: 10000000 }
-`,
-    { E2E_OPENAI_KEY: OPENAI_KEY, E2E_ANTHROPIC_KEY: ANTHROPIC_KEY },
-  );
-  const admin = adminClient(gw.adminURL, gw.adminToken);
-  const ws = await admin<{ id: string }>("POST", "/admin/workspaces", { name: "responses", plan: "pro", models: ["claude-e2e", "gpt-e2e"] });
-  key = (await admin<{ key: string }>("POST", `/admin/workspaces/${ws.id}/keys`, {})).key;
+  mesh = await startChatMesh({ workspace: "responses", openaiKey: OPENAI_KEY, anthropicKey: ANTHROPIC_KEY });
+  ({ openaiUp, anthropicUp, gw, key } = mesh);
 }, 180_000);
 
-afterAll(async () => {
-  await gw?.stop();
-  await openaiUp?.close();
-  await anthropicUp?.close();
-});
+afterAll(() => mesh?.stop());
 
 const openai = () => new OpenAI({ apiKey: key, baseURL: gw.baseURL, maxRetries: 0 });
 

@@ -10,3 +10,4 @@ export * from "./completions";
 export * from "./images";
 export * from "./audio";
 export * from "./responses";
+export * from "./ocr";

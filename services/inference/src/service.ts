@@ -13,6 +13,7 @@ import { mountMessagesRoutes } from "./routes/messages";
 import { mountModelRoutes } from "./routes/models";
 import { mountResponsesRoutes } from "./routes/responses";
 import { mountRerankRoutes } from "./routes/rerank";
+import { mountOcrRoutes } from "./routes/ocr";
 import { createUpstreamAgent } from "./upstream/http";
 
 export interface InferenceSettings {
@@ -57,6 +58,7 @@ export function createInferenceService(deps: InferenceDeps): InferenceService {
       mountResponsesRoutes(app, routeDeps);
       mountEmbeddingsRoutes(app, routeDeps);
       mountRerankRoutes(app, routeDeps);
+      mountOcrRoutes(app, routeDeps);
       mountCompletionsRoutes(app, routeDeps);
       mountImagesRoutes(app, routeDeps);
       mountAudioRoutes(app, routeDeps);

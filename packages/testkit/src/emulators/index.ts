@@ -13,3 +13,4 @@ export type { JinaUpstreamOptions } from "./jina-upstream";
 export { rankDocuments, relevanceScore } from "./rerank-scores";
 export { speechBytes } from "./openai-audio";
 export { TINY_PNG_BASE64 } from "./openai-images";
+export { startMistralUpstream, type MistralUpstreamOptions } from "./mistral-upstream";

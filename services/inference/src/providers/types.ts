@@ -88,7 +88,14 @@ export interface ProviderAdapter {
   imageGenerations?(ctx: ProviderContext, call: UpstreamCall<ImageGenerationRequest>): Promise<ImagesResult>;
   speech?(ctx: ProviderContext, call: UpstreamCall<SpeechRequest>): Promise<SpeechResult>;
   transcriptions?(ctx: ProviderContext, call: UpstreamCall<TranscriptionUpload>): Promise<TranscriptionResult>;
+  ocr?(ctx: ProviderContext, call: UpstreamCall<import("@gw/contracts").OcrRequest>): Promise<OcrResult>;
 }
+
+/**
+ * An OCR answer in the public (Mistral) shape under the public model name. OCR is billed by pages,
+ * so it reports no tokens: the route tells ingress 0.
+ */
+export type OcrResult = { ok: true; response: import("@gw/contracts").OcrResponse } | { ok: false; error: GatewayError };
 
 /**
  * An embeddings answer in the OpenAI shape under the public model name. Vectors may come as floats

@@ -12,13 +12,12 @@ let service: RouteTestService;
 beforeAll(async () => {
   upstream = await startOpenAIUpstream({ apiKey: UPSTREAM_KEY });
   service = await startRouteTestService({
-    upstreamUrl: upstream.url,
-    upstreamKey: UPSTREAM_KEY,
+    upstreams: { up: { kind: "openai", url: upstream.url, key: UPSTREAM_KEY } },
     bodyLimitBytes: LIMIT,
     models: {
-      "tts-local": { type: "speech", model: "tts-1" },
-      "stt-local": { type: "transcription", model: "gpt-4o-transcribe" },
-      "whisper-local": { type: "transcription", model: "whisper-1" },
+      "tts-local": { type: "speech", provider: "up", model: "tts-1" },
+      "stt-local": { type: "transcription", provider: "up", model: "gpt-4o-transcribe" },
+      "whisper-local": { type: "transcription", provider: "up", model: "whisper-1" },
     },
   });
 });

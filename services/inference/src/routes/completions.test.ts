@@ -10,9 +10,8 @@ let service: RouteTestService;
 beforeAll(async () => {
   upstream = await startOpenAIUpstream({ apiKey: UPSTREAM_KEY });
   service = await startRouteTestService({
-    upstreamUrl: upstream.url,
-    upstreamKey: UPSTREAM_KEY,
-    models: { "instruct-local": { type: "completion", model: "gpt-3.5-turbo-instruct" }, "chat-local": { type: "chat", model: "gpt-4o-mini" } },
+    upstreams: { up: { kind: "openai", url: upstream.url, key: UPSTREAM_KEY } },
+    models: { "instruct-local": { type: "completion", provider: "up", model: "gpt-3.5-turbo-instruct" }, "chat-local": { type: "chat", provider: "up", model: "gpt-4o-mini" } },
   });
 });
 afterAll(async () => {

@@ -1,13 +1,8 @@
-import { Writable } from "node:stream";
-import { createInProcessBus } from "@gw/bus";
-import { GatewayConfig } from "@gw/config";
-import { internalHeaders, type EmbeddingsResponse, type Identity } from "@gw/contracts";
-import { createLogger } from "@gw/logger";
-import { signIdentity } from "@gw/service-kit";
+import { internalHeaders, type EmbeddingsResponse } from "@gw/contracts";
 import { startCohereUpstream, startOpenAIUpstream, type UpstreamEmulator } from "@gw/testkit";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { createInferenceService, type InferenceService } from "../service";
 import { base64ToFloats, encodeEmbeddings, floatsToBase64 } from "./embeddings";
+import { startRouteTestService, type RouteTestService } from "./route-test-service";
 
 describe("embedding encodings", () => {
   it("when floats go to base64 and back, then the bytes are little-endian float32 and the values survive at float32 precision", () => {
@@ -37,41 +32,27 @@ describe("embedding encodings", () => {
   });
 });
 
-const SECRET = "embeddings-route-test-secret";
 const OPENAI_KEY = "sk-embeddings-route";
 const COHERE_KEY = "co-embeddings-route";
-const identity: Identity = { workspace_id: "ws_1", key_id: "key_1", plan: "pro", models: [["*"]], tools: [] };
-const limits = { requests_per_minute: 100, tokens_per_minute: 100_000 };
 
 let openaiUp: UpstreamEmulator;
 let cohereUp: UpstreamEmulator;
-let service: InferenceService;
-let baseUrl: string;
+let service: RouteTestService;
 
 beforeAll(async () => {
   openaiUp = await startOpenAIUpstream({ apiKey: OPENAI_KEY });
   cohereUp = await startCohereUpstream({ apiKey: COHERE_KEY });
-  const gateway = GatewayConfig.parse({
-    providers: {
-      oa: { kind: "openai", base_url: openaiUp.url, api_key_env: "OA_KEY" },
-      co: { kind: "cohere", base_url: cohereUp.url, api_key_env: "CO_KEY" },
+  service = await startRouteTestService({
+    upstreams: {
+      oa: { kind: "openai", url: openaiUp.url, key: OPENAI_KEY },
+      co: { kind: "cohere", url: cohereUp.url, key: COHERE_KEY },
     },
     models: {
-      "embed-oa": { type: "embedding", routes: [{ provider: "oa", model: "text-embedding-3-small" }] },
-      "embed-co": { type: "embedding", routes: [{ provider: "co", model: "embed-v4.0" }] },
-      "rerank-co": { type: "rerank", routes: [{ provider: "co", model: "rerank-v3.5" }] },
+      "embed-oa": { type: "embedding", provider: "oa", model: "text-embedding-3-small" },
+      "embed-co": { type: "embedding", provider: "co", model: "embed-v4.0" },
+      "rerank-co": { type: "rerank", provider: "co", model: "rerank-v3.5" },
     },
-    plans: { plus: limits, pro: limits, enterprise: limits },
   });
-  const logger = createLogger({ service: "inference-test", level: "warn", destination: new Writable({ write: (_c, _e, done) => done() }) });
-  service = createInferenceService({
-    settings: { host: "127.0.0.1", port: 0, internalSecret: SECRET, bodyLimitBytes: 1_000_000 },
-    gateway,
-    secrets: { oa: OPENAI_KEY, co: COHERE_KEY },
-    bus: createInProcessBus({ logger }),
-    logger,
-  });
-  baseUrl = (await service.start()).url;
 });
 
 afterAll(async () => {
@@ -86,12 +67,12 @@ beforeEach(() => {
 });
 
 async function post(body: unknown) {
-  const res = await fetch(`${baseUrl}/v1/embeddings`, {
-    method: "POST",
-    headers: { "content-type": "application/json", [internalHeaders.identity]: signIdentity(identity, SECRET) },
-    body: JSON.stringify(body),
-  });
-  return { status: res.status, usage: res.headers.get(internalHeaders.usageTokens), body: (await res.json()) as Record<string, unknown> & EmbeddingsResponse };
+  const answer = await service.post("/v1/embeddings", body);
+  return {
+    status: answer.status,
+    usage: answer.headers[internalHeaders.usageTokens] ?? null,
+    body: JSON.parse(answer.text) as Record<string, unknown> & EmbeddingsResponse,
+  };
 }
 
 describe("POST /v1/embeddings", () => {

@@ -10,9 +10,8 @@ let service: RouteTestService;
 beforeAll(async () => {
   upstream = await startOpenAIUpstream({ apiKey: UPSTREAM_KEY });
   service = await startRouteTestService({
-    upstreamUrl: upstream.url,
-    upstreamKey: UPSTREAM_KEY,
-    models: { "image-local": { type: "image", model: "gpt-image-1" }, "dalle-local": { type: "image", model: "dall-e-3" } },
+    upstreams: { up: { kind: "openai", url: upstream.url, key: UPSTREAM_KEY } },
+    models: { "image-local": { type: "image", provider: "up", model: "gpt-image-1" }, "dalle-local": { type: "image", provider: "up", model: "dall-e-3" } },
   });
 });
 afterAll(async () => {

@@ -1,48 +1,29 @@
-import { Writable } from "node:stream";
-import { createInProcessBus } from "@gw/bus";
-import { GatewayConfig } from "@gw/config";
-import { internalHeaders, type Identity, type RerankResponse } from "@gw/contracts";
-import { createLogger } from "@gw/logger";
-import { signIdentity } from "@gw/service-kit";
+import { internalHeaders, type RerankResponse } from "@gw/contracts";
 import { startCohereUpstream, startJinaUpstream, type UpstreamEmulator } from "@gw/testkit";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { createInferenceService, type InferenceService } from "../service";
+import { startRouteTestService, type RouteTestService } from "./route-test-service";
 
-const SECRET = "rerank-route-test-secret";
 const COHERE_KEY = "co-rerank-route";
 const JINA_KEY = "jina-rerank-route";
-const identity: Identity = { workspace_id: "ws_1", key_id: "key_1", plan: "pro", models: [["*"]], tools: [] };
-const limits = { requests_per_minute: 100, tokens_per_minute: 100_000 };
 
 let cohereUp: UpstreamEmulator;
 let jinaUp: UpstreamEmulator;
-let service: InferenceService;
-let baseUrl: string;
+let service: RouteTestService;
 
 beforeAll(async () => {
   cohereUp = await startCohereUpstream({ apiKey: COHERE_KEY });
   jinaUp = await startJinaUpstream({ apiKey: JINA_KEY });
-  const gateway = GatewayConfig.parse({
-    providers: {
-      co: { kind: "cohere", base_url: cohereUp.url, api_key_env: "CO_KEY" },
-      jina: { kind: "jina", base_url: jinaUp.url, api_key_env: "JINA_KEY" },
+  service = await startRouteTestService({
+    upstreams: {
+      co: { kind: "cohere", url: cohereUp.url, key: COHERE_KEY },
+      jina: { kind: "jina", url: jinaUp.url, key: JINA_KEY },
     },
     models: {
-      "rerank-co": { type: "rerank", routes: [{ provider: "co", model: "rerank-v3.5" }] },
-      "rerank-jina": { type: "rerank", routes: [{ provider: "jina", model: "jina-reranker-v2-base-multilingual" }] },
-      "embed-co": { type: "embedding", routes: [{ provider: "co", model: "embed-v4.0" }] },
+      "rerank-co": { type: "rerank", provider: "co", model: "rerank-v3.5" },
+      "rerank-jina": { type: "rerank", provider: "jina", model: "jina-reranker-v2-base-multilingual" },
+      "embed-co": { type: "embedding", provider: "co", model: "embed-v4.0" },
     },
-    plans: { plus: limits, pro: limits, enterprise: limits },
   });
-  const logger = createLogger({ service: "inference-test", level: "warn", destination: new Writable({ write: (_c, _e, done) => done() }) });
-  service = createInferenceService({
-    settings: { host: "127.0.0.1", port: 0, internalSecret: SECRET, bodyLimitBytes: 1_000_000 },
-    gateway,
-    secrets: { co: COHERE_KEY, jina: JINA_KEY },
-    bus: createInProcessBus({ logger }),
-    logger,
-  });
-  baseUrl = (await service.start()).url;
 });
 
 afterAll(async () => {
@@ -57,12 +38,12 @@ beforeEach(() => {
 });
 
 async function post(body: unknown) {
-  const res = await fetch(`${baseUrl}/v1/rerank`, {
-    method: "POST",
-    headers: { "content-type": "application/json", [internalHeaders.identity]: signIdentity(identity, SECRET) },
-    body: JSON.stringify(body),
-  });
-  return { status: res.status, usage: res.headers.get(internalHeaders.usageTokens), body: (await res.json()) as Record<string, unknown> & RerankResponse };
+  const answer = await service.post("/v1/rerank", body);
+  return {
+    status: answer.status,
+    usage: answer.headers[internalHeaders.usageTokens] ?? null,
+    body: JSON.parse(answer.text) as Record<string, unknown> & RerankResponse,
+  };
 }
 
 const query = "cat on the mat";

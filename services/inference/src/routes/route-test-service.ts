@@ -8,7 +8,7 @@ import { signIdentity } from "@gw/service-kit";
 import { createInferenceService } from "../service";
 
 /**
- * For route tests: the inference service on a free port in front of one OpenAI-kind upstream, and a
+ * For route tests: the inference service on a free port in front of emulated upstreams, and a
  * node:http client signing the identity as ingress does (node:http, because only it exposes trailers).
  */
 
@@ -29,17 +29,29 @@ export interface RouteTestService {
   stop(): Promise<void>;
 }
 
+/** One upstream the service reaches, by provider name in the gateway config. */
+export interface RouteTestUpstream {
+  kind: string;
+  url: string;
+  key: string;
+  /** 0 unless given, so a scripted failure is answered at once. */
+  maxRetries?: number;
+}
+
 export async function startRouteTestService(options: {
-  upstreamUrl: string;
-  upstreamKey: string;
-  models: Record<string, { type: string; model: string }>;
+  upstreams: Record<string, RouteTestUpstream>;
+  models: Record<string, { type: string; provider: string; model: string }>;
   bodyLimitBytes?: number;
 }): Promise<RouteTestService> {
   const gateway = GatewayConfig.parse({
-    // No retries: a scripted failure is answered at once.
-    providers: { up: { kind: "openai", base_url: options.upstreamUrl, api_key_env: "ROUTE_TEST_KEY", max_retries: 0 } },
+    providers: Object.fromEntries(
+      Object.entries(options.upstreams).map(([name, up]) => [
+        name,
+        { kind: up.kind, base_url: up.url, api_key_env: `ROUTE_TEST_${name.toUpperCase().replace(/\W/g, "_")}_KEY`, max_retries: up.maxRetries ?? 0 },
+      ]),
+    ),
     models: Object.fromEntries(
-      Object.entries(options.models).map(([name, m]) => [name, { type: m.type, routes: [{ provider: "up", model: m.model }] }]),
+      Object.entries(options.models).map(([name, m]) => [name, { type: m.type, routes: [{ provider: m.provider, model: m.model }] }]),
     ),
     plans: { plus: limits, pro: limits, enterprise: limits },
   });
@@ -47,7 +59,7 @@ export async function startRouteTestService(options: {
   const service = createInferenceService({
     settings: { host: "127.0.0.1", port: 0, internalSecret: SECRET, bodyLimitBytes: options.bodyLimitBytes ?? 1_000_000 },
     gateway,
-    secrets: { up: options.upstreamKey },
+    secrets: Object.fromEntries(Object.entries(options.upstreams).map(([name, up]) => [name, up.key])),
     bus: createInProcessBus({ logger }),
     logger,
   });

@@ -20,19 +20,20 @@ export interface JsonPost {
 
 export type JsonOutcome<T> = { ok: true; value: T } | { ok: false; error: GatewayError };
 
+export type SentUpstream = { ok: true; response: Dispatcher.ResponseData } | { ok: false; error: GatewayError };
+
 /**
- * One non-streaming JSON call: POST, then the answer validated against `schema`. Every failure is a
- * value: HTTP errors through `upstreamHttpError`, no answer through `upstreamTransportError`, and an
- * answer we cannot read is a retryable 502 (another route may do better).
+ * One POST, resolved as soon as the upstream's headers are in. No answer is `upstreamTransportError`;
+ * anything but a 200 is read (bounded) into `upstreamHttpError`. The body of a 200 is the caller's.
  */
-export async function postJson<S extends z.ZodType>(agent: Dispatcher, req: JsonPost, schema: S): Promise<JsonOutcome<z.infer<S>>> {
+export async function postUpstream(agent: Dispatcher, req: Omit<JsonPost, "body"> & { body: string | Buffer }): Promise<SentUpstream> {
   let response: Dispatcher.ResponseData;
   try {
     response = await sendUpstream(agent, {
       url: req.url,
       method: "POST",
       headers: req.headers,
-      body: JSON.stringify(req.body),
+      body: req.body,
       timeoutMs: req.timeoutMs,
       signal: req.signal,
     });
@@ -43,9 +44,20 @@ export async function postJson<S extends z.ZodType>(agent: Dispatcher, req: Json
     const text = await readBounded(response.body).catch(() => "");
     return { ok: false, error: upstreamHttpError(response.statusCode, response.headers, req.errorBody ? req.errorBody(text) : text, req.names) };
   }
+  return { ok: true, response };
+}
+
+/**
+ * One non-streaming JSON call: POST, then the answer validated against `schema`. Every failure is a
+ * value: HTTP errors through `upstreamHttpError`, no answer through `upstreamTransportError`, and an
+ * answer we cannot read is a retryable 502 (another route may do better).
+ */
+export async function postJson<S extends z.ZodType>(agent: Dispatcher, req: JsonPost, schema: S): Promise<JsonOutcome<z.infer<S>>> {
+  const sent = await postUpstream(agent, { ...req, body: JSON.stringify(req.body) });
+  if (!sent.ok) return sent;
   let json: unknown;
   try {
-    json = await response.body.json();
+    json = await sent.response.body.json();
   } catch (err) {
     if (err instanceof SyntaxError) return { ok: false, error: malformed() };
     return { ok: false, error: upstreamTransportError(err) };

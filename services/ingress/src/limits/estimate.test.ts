@@ -31,6 +31,11 @@ describe("estimateTokens", () => {
     expect(estimateTokens("/v1/messages", anthropic)).toBeLessThan(2_000);
   });
 
+  it("when an OCR document comes inline as a data: URL, then it counts as one attachment", () => {
+    const pdf = `data:application/pdf;base64,${"J".repeat(4_000_000)}`;
+    expect(estimateTokens("/v1/ocr", { model: "ocr", document: { type: "document_url", document_url: pdf } })).toBeLessThan(2_000);
+  });
+
   it("when the body is not a JSON object (multipart, empty), then nothing is reserved", () => {
     expect(estimateTokens("/v1/audio/transcriptions", undefined)).toBe(0);
     expect(estimateTokens("/v1/chat/completions", [1, 2])).toBe(0);

@@ -9,7 +9,7 @@ const CHARS_PER_TOKEN = 4;
 /** An inline attachment (a base64 image or file) counts as about this many tokens. */
 const ATTACHMENT_TOKENS = 1_600;
 const ATTACHMENT_MIN_CHARS = 1_000;
-const attachmentKeys = new Set(["data", "url", "image_url", "file_data", "b64_json", "image"]);
+const attachmentKeys = new Set(["data", "url", "image_url", "document_url", "file_data", "b64_json", "image"]);
 
 /** Output budget when the request sets no maximum; `max_tokens` is required on /v1/messages. */
 const defaultOutputTokens: Record<string, number> = {

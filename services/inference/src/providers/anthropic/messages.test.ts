@@ -1,58 +1,29 @@
-import { ProviderConfig } from "@gw/config";
 import type { MessagesRequest } from "@gw/contracts";
-import { startAnthropicUpstream, type UpstreamEmulator } from "@gw/testkit";
-import type { Agent } from "undici";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { createUpstreamAgent } from "../../upstream/http";
-import type { MessagesResult, MessagesStreamEvent, ProviderContext } from "../types";
+import { startAnthropicUpstream } from "@gw/testkit";
+import { describe, expect, it } from "vitest";
+import type { MessagesResult, MessagesStreamEvent } from "../types";
+import { failure, upstreamCall, useProviderUpstream } from "../test-context";
 import { anthropicMessages, messagesUrl } from "./messages";
 
 const KEY = "sk-ant-server-credential";
 const UPSTREAM_MODEL = "claude-sonnet-4-5-20250929";
 const PUBLIC_MODEL = "claude-sonnet";
 
-let up: UpstreamEmulator;
-let agent: Agent;
-
-beforeAll(async () => {
-  up = await startAnthropicUpstream({ apiKey: KEY });
-  agent = createUpstreamAgent();
-});
-afterEach(() => up.reset());
-afterAll(async () => {
-  await agent.close();
-  await up.close();
-});
-
-function context(config: Partial<ProviderConfig> = {}): ProviderContext {
-  return {
-    name: "anthropic",
-    config: ProviderConfig.parse({ kind: "anthropic", base_url: up.url, ...config }),
-    apiKey: KEY,
-    agent,
-  };
-}
+const provider = useProviderUpstream({ name: "anthropic", kind: "anthropic", apiKey: KEY, start: startAnthropicUpstream });
 
 function request(extra: Partial<MessagesRequest> = {}): MessagesRequest {
   return { model: PUBLIC_MODEL, max_tokens: 100, messages: [{ role: "user", content: "Hello Claude" }], ...extra };
 }
 
-function call(req: MessagesRequest, signal: AbortSignal) {
-  return { request: req, publicModel: PUBLIC_MODEL, upstreamModel: UPSTREAM_MODEL, requestId: "req_test", signal };
-}
+const models = { publicModel: PUBLIC_MODEL, upstreamModel: UPSTREAM_MODEL };
 
-const send = (req: MessagesRequest, ctx = context(), signal = new AbortController().signal) => anthropicMessages(ctx, call(req, signal));
+const send = (req: MessagesRequest, ctx = provider.context(), signal?: AbortSignal) => anthropicMessages(ctx, upstreamCall(req, models, signal));
 
 async function collect(result: MessagesResult): Promise<MessagesStreamEvent[]> {
   if (!result.ok || result.kind !== "stream") throw new Error(`expected a stream, got ${JSON.stringify(result)}`);
   const events: MessagesStreamEvent[] = [];
   for await (const event of result.events) events.push(event);
   return events;
-}
-
-function failure(result: MessagesResult) {
-  if (result.ok) throw new Error("expected a failure");
-  return result.error;
 }
 
 /** A hand-written SSE answer, for upstream behaviour the emulator does not produce by itself. */
@@ -73,7 +44,7 @@ describe("anthropicMessages: JSON answers", () => {
       usage: { input_tokens: 2, output_tokens: 3 },
     });
     expect(JSON.stringify(result.message)).not.toContain(UPSTREAM_MODEL);
-    const [seen] = up.requests;
+    const [seen] = provider.up.requests;
     expect(seen?.path).toBe("/v1/messages");
     expect(seen?.headers["anthropic-version"]).toBe("2023-06-01");
     expect(seen?.headers["content-type"]).toBe("application/json");
@@ -92,9 +63,9 @@ describe("anthropicMessages: JSON answers", () => {
   });
 
   it("when the upstream answers 200 with something that is not a Message, then it is a retryable upstream_error", async () => {
-    up.script({ status: 200, body: { hello: "world" } });
+    provider.up.script({ status: 200, body: { hello: "world" } });
     expect(failure(await send(request()))).toMatchObject({ code: "upstream_error", status: 502, retryable: true });
-    up.script({ status: 200, body: "{not json" });
+    provider.up.script({ status: 200, body: "{not json" });
     expect(failure(await send(request()))).toMatchObject({ code: "upstream_error", status: 502, retryable: true });
   });
 });
@@ -112,12 +83,12 @@ describe("anthropicMessages: streams", () => {
     expect(JSON.stringify(events)).not.toContain(UPSTREAM_MODEL);
     const text = events.flatMap((e) => (e.type === "event" && e.event.type === "content_block_delta" ? [(e.event.delta as { text: string }).text] : [])).join("");
     expect(text).toBe("Echo: Hello Claude");
-    expect(up.requests[0]?.headers.accept).toBe("text/event-stream");
-    expect(up.requests[0]?.body).toMatchObject({ stream: true, model: UPSTREAM_MODEL });
+    expect(provider.up.requests[0]?.headers.accept).toBe("text/event-stream");
+    expect(provider.up.requests[0]?.body).toMatchObject({ stream: true, model: UPSTREAM_MODEL });
   });
 
   it("when the upstream sends an error event, then one error event ends the stream with the upstream's type", async () => {
-    up.script(sseStep([
+    provider.up.script(sseStep([
       ["message_start", messageStart],
       ["error", { type: "error", error: { type: "overloaded_error", message: `Overloaded: ${UPSTREAM_MODEL}` } }],
       ["message_stop", { type: "message_stop" }],
@@ -129,14 +100,14 @@ describe("anthropicMessages: streams", () => {
 
   it("when the upstream sends an event type we do not know, then it passes through untouched", async () => {
     const novel = { type: "content_block_annotation", index: 0, note: "new in some later API" };
-    up.script(sseStep([["message_start", messageStart], ["content_block_annotation", novel], ["ping", { type: "ping" }], ["message_stop", { type: "message_stop" }]]));
+    provider.up.script(sseStep([["message_start", messageStart], ["content_block_annotation", novel], ["ping", { type: "ping" }], ["message_stop", { type: "message_stop" }]]));
     const events = await collect(await send(request({ stream: true })));
     expect(events.map((e) => e.type === "event" && e.event.type)).toEqual(["message_start", "content_block_annotation", "ping", "message_stop"]);
     expect(events[1]).toEqual({ type: "event", event: novel });
   });
 
   it("when the stream is cut before message_stop, then it ends with an error saying so", async () => {
-    up.script({ dropAfterChunks: 3 });
+    provider.up.script({ dropAfterChunks: 3 });
     const events = await collect(await send(request({ stream: true })));
     expect(events.slice(0, -1).every((e) => e.type === "event")).toBe(true);
     expect(events.at(-1)).toEqual({
@@ -144,8 +115,8 @@ describe("anthropicMessages: streams", () => {
     });
   });
   it("when the upstream falls silent mid-stream for longer than timeout_ms, then it ends with a timeout error", async () => {
-    up.script({ chunkDelayMs: 2_500 }); // undici checks its timeouts every ~0.5 s, so the silence must be long
-    const events = await collect(await send(request({ stream: true }), context({ timeout_ms: 100 })));
+    provider.up.script({ chunkDelayMs: 2_500 }); // undici checks its timeouts every ~0.5 s, so the silence must be long
+    const events = await collect(await send(request({ stream: true }), provider.context({ config: { timeout_ms: 100 } })));
     expect(events.at(-1)).toEqual({
       type: "error", error: { type: "timeout_error", message: "The model provider stopped answering mid-stream", code: "upstream_timeout" },
     });
@@ -154,7 +125,7 @@ describe("anthropicMessages: streams", () => {
 
 describe("anthropicMessages: upstream failures", () => {
   it("when the upstream answers 429, then it is a retryable 429 keeping retry-after", async () => {
-    up.script({ status: 429, headers: { "retry-after": "7" } });
+    provider.up.script({ status: 429, headers: { "retry-after": "7" } });
     const err = failure(await send(request()));
     expect([err.code, err.status, err.retryable]).toEqual(["upstream_rate_limited", 429, true]);
     expect(err.headers).toEqual({ "retry-after": "7" });
@@ -162,61 +133,61 @@ describe("anthropicMessages: upstream failures", () => {
   });
 
   it("when the upstream is overloaded (529), then it is a retryable 503", async () => {
-    up.script({ status: 529 });
+    provider.up.script({ status: 529 });
     const err = failure(await send(request()));
     expect([err.code, err.status, err.retryable]).toEqual(["upstream_unavailable", 503, true]);
   });
 
   it("when the upstream fails (500), then it is a retryable 502 that does not echo the upstream's text", async () => {
-    up.script({ status: 500, body: { type: "error", error: { type: "api_error", message: "shard 17 exploded" } } });
+    provider.up.script({ status: 500, body: { type: "error", error: { type: "api_error", message: "shard 17 exploded" } } });
     const err = failure(await send(request()));
     expect([err.code, err.status, err.retryable]).toEqual(["upstream_error", 502, true]);
     expect(err.message).not.toContain("shard 17");
   });
 
   it("when the upstream rejects the request (400), then its message passes through under the public model name", async () => {
-    up.script({ status: 400, body: { type: "error", error: { type: "invalid_request_error", message: `max_tokens: 999999 > 64000, the maximum for ${UPSTREAM_MODEL}` } } });
+    provider.up.script({ status: 400, body: { type: "error", error: { type: "invalid_request_error", message: `max_tokens: 999999 > 64000, the maximum for ${UPSTREAM_MODEL}` } } });
     const err = failure(await send(request()));
     expect([err.code, err.status, err.retryable]).toEqual(["invalid_request", 400, false]);
     expect(err.message).toBe(`max_tokens: 999999 > 64000, the maximum for ${PUBLIC_MODEL}`);
   });
 
   it("when the upstream refuses the credential (401), then it is a retryable 502, not the caller's auth error", async () => {
-    const err = failure(await anthropicMessages({ ...context(), apiKey: "sk-ant-wrong" }, call(request(), new AbortController().signal)));
+    const err = failure(await anthropicMessages(provider.context({ apiKey: "sk-ant-wrong" }), upstreamCall(request(), models)));
     expect([err.code, err.status, err.retryable]).toEqual(["upstream_error", 502, true]);
   });
 
   it("when the upstream does not answer within timeout_ms, then it is a retryable 504", async () => {
-    up.script({ hang: true }); // never answers: undici checks its timers only about once a second
-    const err = failure(await send(request(), context({ timeout_ms: 100 })));
+    provider.up.script({ hang: true }); // never answers: undici checks its timers only about once a second
+    const err = failure(await send(request(), provider.context({ config: { timeout_ms: 100 } })));
     expect([err.code, err.status, err.retryable]).toEqual(["upstream_timeout", 504, true]);
   });
 
   it("when the call is aborted, then the upstream request is cancelled", async () => {
-    up.script({ hang: true });
+    provider.up.script({ hang: true });
     const controller = new AbortController();
-    const pending = send(request(), context(), controller.signal);
-    await waitFor(() => up.requests.length === 1);
+    const pending = send(request(), provider.context(), controller.signal);
+    await waitFor(() => provider.up.requests.length === 1);
     controller.abort();
     expect((await pending).ok).toBe(false);
-    await waitFor(() => up.requests[0]?.aborted === true);
+    await waitFor(() => provider.up.requests[0]?.aborted === true);
   });
 });
 
 describe("anthropicMessages: credentials, headers and API versions", () => {
   it("when configured headers name x-api-key, then the upstream still sees the server's credential only", async () => {
-    await send(request(), context({ headers: { "X-Api-Key": "sk-ant-from-config", "anthropic-beta": "tools-2024-04-04" } }));
-    const headers = up.requests[0]?.headers;
+    await send(request(), provider.context({ config: { headers: { "X-Api-Key": "sk-ant-from-config", "anthropic-beta": "tools-2024-04-04" } } }));
+    const headers = provider.up.requests[0]?.headers;
     expect(headers?.["x-api-key"]).toBe(KEY);
     expect(headers?.authorization).toBeUndefined();
     expect(headers?.["anthropic-beta"]).toBe("tools-2024-04-04");
   });
 
   it("when version 2026-10-21 is configured, then temperature, top_p and top_k are not sent and the call succeeds", async () => {
-    const ctx = context({ headers: { "Anthropic-Version": "2026-10-21" } });
+    const ctx = provider.context({ config: { headers: { "Anthropic-Version": "2026-10-21" } } });
     const result = await send(request({ temperature: 0.2, top_p: 0.9, top_k: 40, stop_sequences: ["zzz"] }), ctx);
     expect(result.ok).toBe(true);
-    const seen = up.requests[0];
+    const seen = provider.up.requests[0];
     expect(seen?.headers["anthropic-version"]).toBe("2026-10-21"); // replaced, not sent beside the default
     expect(seen?.body).toMatchObject({ model: UPSTREAM_MODEL, stop_sequences: ["zzz"] });
     for (const param of ["temperature", "top_p", "top_k"]) expect(seen?.body).not.toHaveProperty(param);
@@ -224,7 +195,7 @@ describe("anthropicMessages: credentials, headers and API versions", () => {
 
   it("when the default version is used, then the sampling parameters pass through", async () => {
     await send(request({ temperature: 0.2, top_p: 0.9, top_k: 40 }));
-    expect(up.requests[0]?.body).toMatchObject({ temperature: 0.2, top_p: 0.9, top_k: 40 });
+    expect(provider.up.requests[0]?.body).toMatchObject({ temperature: 0.2, top_p: 0.9, top_k: 40 });
   });
 
   it("when base_url ends in /v1 or a slash, then /v1 is not doubled", async () => {
@@ -232,9 +203,9 @@ describe("anthropicMessages: credentials, headers and API versions", () => {
     expect(messagesUrl("https://api.anthropic.com/")).toBe("https://api.anthropic.com/v1/messages");
     expect(messagesUrl("https://api.anthropic.com/v1/")).toBe("https://api.anthropic.com/v1/messages");
     expect(messagesUrl("https://proxy.example/anthropic")).toBe("https://proxy.example/anthropic/v1/messages");
-    const result = await send(request(), context({ base_url: `${up.url}/v1` }));
+    const result = await send(request(), provider.context({ config: { base_url: `${provider.up.url}/v1` } }));
     expect(result.ok).toBe(true);
-    expect(up.requests[0]?.path).toBe("/v1/messages");
+    expect(provider.up.requests[0]?.path).toBe("/v1/messages");
   });
 });
 

@@ -1,7 +1,7 @@
 import { MessagesResponse, MessagesStreamEvent as StreamEvent, type MessagesRequest } from "@gw/contracts";
 import { GatewayError } from "@gw/errors";
-import { readBounded, sendUpstream } from "../../upstream/http";
-import { hideUpstreamModel, upstreamHttpError, upstreamTransportError, type UpstreamFailureContext } from "../../upstream/errors";
+import { hideUpstreamModel, upstreamTransportError, type UpstreamFailureContext } from "../../upstream/errors";
+import { postUpstream } from "../../upstream/json-call";
 import { readSse } from "../../upstream/sse";
 import type { MessagesResult, MessagesStreamEvent, ProviderContext, StreamFailure, UpstreamCall } from "../types";
 
@@ -20,23 +20,16 @@ export async function anthropicMessages(ctx: ProviderContext, call: UpstreamCall
   const names = { upstreamModel: call.upstreamModel, publicModel: call.publicModel };
   const stream = call.request.stream === true;
   const headers = anthropicHeaders(ctx, stream);
-  let response;
-  try {
-    response = await sendUpstream(ctx.agent, {
-      url: messagesUrl(ctx.config.base_url),
-      method: "POST",
-      headers,
-      body: JSON.stringify(upstreamBody(call.request, call.upstreamModel, headers["anthropic-version"] ?? DEFAULT_ANTHROPIC_VERSION)),
-      timeoutMs: ctx.config.timeout_ms,
-      signal: call.signal,
-    });
-  } catch (err) {
-    return { ok: false, error: upstreamTransportError(err) };
-  }
-  if (response.statusCode !== 200) {
-    const text = await readBounded(response.body).catch(() => "");
-    return { ok: false, error: upstreamHttpError(response.statusCode, response.headers, text, names) };
-  }
+  const sent = await postUpstream(ctx.agent, {
+    url: messagesUrl(ctx.config.base_url),
+    headers,
+    body: JSON.stringify(upstreamBody(call.request, call.upstreamModel, headers["anthropic-version"] ?? DEFAULT_ANTHROPIC_VERSION)),
+    timeoutMs: ctx.config.timeout_ms,
+    signal: call.signal,
+    names,
+  });
+  if (!sent.ok) return sent;
+  const response = sent.response;
   if (stream) return { ok: true, kind: "stream", events: relayEvents(response.body, names) };
   let text: string;
   try {

@@ -1,55 +1,27 @@
-import { ProviderConfig } from "@gw/config";
 import type { EmbeddingsRequest } from "@gw/contracts";
-import { startCohereUpstream, type UpstreamEmulator } from "@gw/testkit";
-import type { Agent } from "undici";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { createUpstreamAgent } from "../../upstream/http";
-import type { EmbeddingsResult, ProviderContext } from "../types";
+import { startCohereUpstream } from "@gw/testkit";
+import { describe, expect, it } from "vitest";
+import type { EmbeddingsResult } from "../types";
+import { failure, upstreamCall, useProviderUpstream } from "../test-context";
 import { COHERE_MAX_TEXTS, cohereEmbeddings } from "./embeddings";
 
 const KEY = "co-server-credential";
 const PUBLIC_MODEL = "cohere-embed";
 
-let up: UpstreamEmulator;
-let agent: Agent;
+const provider = useProviderUpstream({ name: "co", kind: "cohere", apiKey: KEY, start: startCohereUpstream });
 
-beforeAll(async () => {
-  up = await startCohereUpstream({ apiKey: KEY });
-  agent = createUpstreamAgent();
-});
-afterEach(() => up.reset());
-afterAll(async () => {
-  await agent.close();
-  await up.close();
-});
-
-function context(apiKey = KEY): ProviderContext {
-  return { name: "co", config: ProviderConfig.parse({ kind: "cohere", base_url: up.url }), apiKey, agent };
-}
-
-const send = (request: Partial<EmbeddingsRequest>, upstreamModel = "embed-v4.0", ctx = context()) =>
-  cohereEmbeddings(ctx, {
-    request: { model: PUBLIC_MODEL, input: "hello world", ...request },
-    publicModel: PUBLIC_MODEL,
-    upstreamModel,
-    requestId: "req_test",
-    signal: new AbortController().signal,
-  });
+const send = (request: Partial<EmbeddingsRequest>, upstreamModel = "embed-v4.0", ctx = provider.context()) =>
+  cohereEmbeddings(ctx, upstreamCall({ model: PUBLIC_MODEL, input: "hello world", ...request }, { publicModel: PUBLIC_MODEL, upstreamModel }));
 
 function ok(result: EmbeddingsResult) {
   if (!result.ok) throw new Error(`expected an answer, got ${result.error.code}: ${result.error.message}`);
   return result.response;
 }
 
-function failure(result: EmbeddingsResult) {
-  if (result.ok) throw new Error("expected a failure");
-  return result.error;
-}
-
 describe("cohereEmbeddings: request", () => {
   it("when text is embedded, then Cohere gets v2 embed with search_document, float, and the server's key", async () => {
     ok(await send({ input: ["a b", "c"], user: "ignored", encoding_format: "base64" }));
-    const [seen] = up.requests;
+    const [seen] = provider.up.requests;
     expect(seen?.path).toBe("/v2/embed");
     expect(seen?.headers.authorization).toBe(`Bearer ${KEY}`);
     expect(seen?.body).toEqual({ model: "embed-v4.0", texts: ["a b", "c"], input_type: "search_document", embedding_types: ["float"] });
@@ -57,14 +29,14 @@ describe("cohereEmbeddings: request", () => {
 
   it("when dimensions is set, then it is sent as output_dimension", async () => {
     const response = ok(await send({ dimensions: 512 }));
-    expect(up.requests[0]?.body).toMatchObject({ output_dimension: 512 });
+    expect(provider.up.requests[0]?.body).toMatchObject({ output_dimension: 512 });
     expect(response.data[0]?.embedding).toHaveLength(512);
   });
 
   it("when the input is token arrays, then it is a 400 on input and Cohere is not called", async () => {
     const error = failure(await send({ input: [[1, 2, 3]] }));
     expect([error.code, error.status, error.param, error.retryable]).toEqual(["invalid_request", 400, "input", false]);
-    expect(up.requests).toHaveLength(0);
+    expect(provider.up.requests).toHaveLength(0);
   });
 });
 
@@ -81,20 +53,20 @@ describe("cohereEmbeddings: answer", () => {
   it("when more than 96 inputs come, then they go in consecutive batches and come back as one list with summed usage", async () => {
     const input = Array.from({ length: COHERE_MAX_TEXTS + 4 }, (_, i) => `text ${i}`);
     const response = ok(await send({ input, dimensions: 256 }));
-    expect(up.requests.map((r) => (r.body as { texts: string[] }).texts.length)).toEqual([96, 4]);
+    expect(provider.up.requests.map((r) => (r.body as { texts: string[] }).texts.length)).toEqual([96, 4]);
     expect(response.data.map((d) => d.index)).toEqual(input.map((_, i) => i));
     expect(response.usage).toEqual({ prompt_tokens: 200, total_tokens: 200 });
   });
 
   it("when Cohere bills no tokens, then no usage is made up", async () => {
-    up.script({ status: 200, body: { id: "x", embeddings: { float: [[0.1, 0.2]] }, texts: ["hello world"] } });
+    provider.up.script({ status: 200, body: { id: "x", embeddings: { float: [[0.1, 0.2]] }, texts: ["hello world"] } });
     const response = ok(await send({}));
     expect(response.usage).toBeUndefined();
     expect(response.data).toEqual([{ object: "embedding", index: 0, embedding: [0.1, 0.2] }]);
   });
 
   it("when Cohere returns fewer vectors than texts, then the answer is malformed: a retryable 502", async () => {
-    up.script({ status: 200, body: { id: "x", embeddings: { float: [] } } });
+    provider.up.script({ status: 200, body: { id: "x", embeddings: { float: [] } } });
     const error = failure(await send({ input: ["a", "b"] }));
     expect([error.code, error.status, error.retryable]).toEqual(["upstream_error", 502, true]);
   });
@@ -108,12 +80,12 @@ describe("cohereEmbeddings: failures", () => {
   });
 
   it("when Cohere refuses the server's key, then it is a retryable 502", async () => {
-    const error = failure(await send({}, "embed-v4.0", context("wrong")));
+    const error = failure(await send({}, "embed-v4.0", provider.context({ apiKey: "wrong" })));
     expect([error.code, error.status, error.retryable]).toEqual(["upstream_error", 502, true]);
   });
 
   it("when Cohere rate-limits the second batch, then the whole call fails retryably with 429", async () => {
-    up.script({ status: 200 }, { status: 429, headers: { "retry-after": "2" } });
+    provider.up.script({ status: 200 }, { status: 429, headers: { "retry-after": "2" } });
     const error = failure(await send({ input: Array.from({ length: 100 }, (_, i) => `t${i}`) }));
     expect([error.code, error.status, error.retryable]).toEqual(["upstream_rate_limited", 429, true]);
     expect(error.headers).toEqual({ "retry-after": "2" });

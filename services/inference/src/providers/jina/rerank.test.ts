@@ -1,58 +1,31 @@
-import { ProviderConfig } from "@gw/config";
 import type { RerankRequest } from "@gw/contracts";
-import { startJinaUpstream, type UpstreamEmulator } from "@gw/testkit";
-import type { Agent } from "undici";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { createUpstreamAgent } from "../../upstream/http";
-import type { ProviderContext, RerankResult } from "../types";
+import { startJinaUpstream } from "@gw/testkit";
+import { describe, expect, it } from "vitest";
+import type { RerankResult } from "../types";
+import { failure, upstreamCall, useProviderUpstream } from "../test-context";
 import { jinaErrorBody, jinaRerank } from "./rerank";
 
 const KEY = "jina_server_credential";
 const PUBLIC_MODEL = "rerank-multi";
 const UPSTREAM_MODEL = "jina-reranker-v2-base-multilingual";
 
-let up: UpstreamEmulator;
-let agent: Agent;
-
-beforeAll(async () => {
-  up = await startJinaUpstream({ apiKey: KEY });
-  agent = createUpstreamAgent();
-});
-afterEach(() => up.reset());
-afterAll(async () => {
-  await agent.close();
-  await up.close();
-});
-
-function context(apiKey = KEY): ProviderContext {
-  return { name: "jina", config: ProviderConfig.parse({ kind: "jina", base_url: up.url }), apiKey, agent };
-}
+const provider = useProviderUpstream({ name: "jina", kind: "jina", apiKey: KEY, start: startJinaUpstream });
+const models = { publicModel: PUBLIC_MODEL, upstreamModel: UPSTREAM_MODEL };
 
 const documents = ["Organic skincare for sensitive skin with aloe", "New makeup trends", "Skincare for men"];
 
-const send = (request: Partial<RerankRequest>, ctx = context()) =>
-  jinaRerank(ctx, {
-    request: { model: PUBLIC_MODEL, query: "organic skincare for sensitive skin", documents, ...request },
-    publicModel: PUBLIC_MODEL,
-    upstreamModel: UPSTREAM_MODEL,
-    requestId: "req_test",
-    signal: new AbortController().signal,
-  });
+const send = (request: Partial<RerankRequest>, ctx = provider.context()) =>
+  jinaRerank(ctx, upstreamCall({ model: PUBLIC_MODEL, query: "organic skincare for sensitive skin", documents, ...request }, models));
 
 function ok(result: RerankResult) {
   if (!result.ok) throw new Error(`expected an answer, got ${result.error.code}: ${result.error.message}`);
   return result;
 }
 
-function failure(result: RerankResult) {
-  if (result.ok) throw new Error("expected a failure");
-  return result.error;
-}
-
 describe("jinaRerank", () => {
   it("when documents are reranked, then Jina gets strings without asking documents back, and the answer is Cohere-shaped with a made-up id and token usage", async () => {
     const result = ok(await send({ documents: [documents[0] ?? "", { text: documents[1] ?? "" }, documents[2] ?? ""], top_n: 3 }));
-    const [seen] = up.requests;
+    const [seen] = provider.up.requests;
     expect(seen?.path).toBe("/v1/rerank");
     expect(seen?.headers.authorization).toBe(`Bearer ${KEY}`);
     expect(seen?.body).toEqual({ model: UPSTREAM_MODEL, query: "organic skincare for sensitive skin", documents, return_documents: false, top_n: 3 });
@@ -76,7 +49,7 @@ describe("jinaRerank", () => {
   });
 
   it("when Jina sends documents anyway, as plain strings or objects, and no usage, then the answer still parses", async () => {
-    up.script({
+    provider.up.script({
       status: 200,
       body: { model: UPSTREAM_MODEL, results: [{ index: 1, document: "New makeup trends", relevance_score: 0.2 }, { index: 0, document: { text: "x" }, relevance_score: 0.7 }] },
     });
@@ -90,14 +63,14 @@ describe("jinaRerank", () => {
   });
 
   it("when Jina refuses the request with a 422, then the caller gets that status with Jina's detail as the message", async () => {
-    up.script({ status: 422, body: { detail: [{ type: "missing", loc: ["body", "query"], msg: "Field required" }] } });
+    provider.up.script({ status: 422, body: { detail: [{ type: "missing", loc: ["body", "query"], msg: "Field required" }] } });
     const error = failure(await send({}));
     expect([error.code, error.status, error.retryable]).toEqual(["invalid_request", 422, false]);
     expect(error.message).toBe("query: Field required");
   });
 
   it("when Jina refuses the server's key, then it is a retryable 502", async () => {
-    const error = failure(await send({}, context("wrong")));
+    const error = failure(await send({}, provider.context({ apiKey: "wrong" })));
     expect([error.code, error.status, error.retryable]).toEqual(["upstream_error", 502, true]);
   });
 });

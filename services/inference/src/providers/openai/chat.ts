@@ -1,46 +1,21 @@
 import { ChatCompletion, ChatCompletionChunk, type ChatCompletionRequest } from "@gw/contracts";
-import { GatewayError } from "@gw/errors";
-import { readBounded, sendUpstream } from "../../upstream/http";
-import { upstreamHttpError, upstreamTransportError } from "../../upstream/errors";
+import { upstreamTransportError } from "../../upstream/errors";
 import { readSse } from "../../upstream/sse";
 import type { ChatResult, ChatStreamEvent, ProviderContext, UpstreamCall } from "../types";
+import { postOpenAI, readJson } from "./passthrough";
 
 /** Any OpenAI-compatible upstream: the request passes through with the upstream model name. */
 export async function openaiChat(ctx: ProviderContext, call: UpstreamCall<ChatCompletionRequest>): Promise<ChatResult> {
-  const names = { upstreamModel: call.upstreamModel, publicModel: call.publicModel };
   const stream = call.request.stream === true;
-  let response;
-  try {
-    response = await sendUpstream(ctx.agent, {
-      url: `${ctx.config.base_url.replace(/\/+$/, "")}/chat/completions`,
-      method: "POST",
-      headers: openaiHeaders(ctx, stream),
-      body: JSON.stringify(upstreamBody(call.request, call.upstreamModel)),
-      timeoutMs: ctx.config.timeout_ms,
-      signal: call.signal,
-    });
-  } catch (err) {
-    return { ok: false, error: upstreamTransportError(err) };
-  }
-  if (response.statusCode !== 200) {
-    const text = await readBounded(response.body).catch(() => "");
-    return { ok: false, error: upstreamHttpError(response.statusCode, response.headers, text, names) };
-  }
+  const sent = await postOpenAI(ctx, call, "/chat/completions", JSON.stringify(upstreamBody(call.request, call.upstreamModel)), openaiHeaders(ctx, stream));
+  if (!sent.ok) return sent;
   if (stream) {
     const showUsage = call.request.stream_options?.include_usage === true;
-    return { ok: true, kind: "stream", events: relayChunks(response.body, call.publicModel, showUsage) };
+    return { ok: true, kind: "stream", events: relayChunks(sent.response.body, call.publicModel, showUsage) };
   }
-  let parsed: unknown;
-  try {
-    parsed = await response.body.json();
-  } catch (err) {
-    return { ok: false, error: upstreamTransportError(err) };
-  }
-  const completion = ChatCompletion.safeParse(parsed);
-  if (!completion.success) {
-    return { ok: false, error: new GatewayError("upstream_error", "The model provider sent a malformed answer") };
-  }
-  return { ok: true, kind: "json", completion: { ...completion.data, model: call.publicModel } };
+  const completion = await readJson(sent.response, (v) => ChatCompletion.safeParse(v));
+  if (!completion.ok) return completion;
+  return { ok: true, kind: "json", completion: { ...completion.value, model: call.publicModel } };
 }
 
 export function openaiHeaders(ctx: ProviderContext, stream: boolean): Record<string, string> {

@@ -1,7 +1,7 @@
 import { GatewayError } from "@gw/errors";
 import type { Dispatcher } from "undici";
-import { hideUpstreamModel, upstreamHttpError, upstreamTransportError, type UpstreamFailureContext } from "../../upstream/errors";
-import { readBounded, sendUpstream } from "../../upstream/http";
+import { hideUpstreamModel, upstreamTransportError, type UpstreamFailureContext } from "../../upstream/errors";
+import { postUpstream, upstreamUrl, type SentUpstream } from "../../upstream/json-call";
 import { readSse } from "../../upstream/sse";
 import type { ProviderContext, RelayedStreamEvent, UpstreamCall } from "../types";
 
@@ -10,38 +10,26 @@ import type { ProviderContext, RelayedStreamEvent, UpstreamCall } from "../types
  * server's credential, failures as values, and an SSE relay for streams the gateway does not reshape.
  */
 
-type Upstream = { ok: true; response: Dispatcher.ResponseData } | { ok: false; error: GatewayError };
-
 export function failureNames(call: UpstreamCall<unknown>): UpstreamFailureContext {
   return { upstreamModel: call.upstreamModel, publicModel: call.publicModel };
 }
 
-/** Resolves once the upstream's headers are in; anything but a 200 is read (bounded) into an error. */
-export async function postOpenAI(
+/** A POST to `${base_url}${path}` with the server's credential; see `postUpstream`. */
+export function postOpenAI(
   ctx: ProviderContext,
   call: UpstreamCall<unknown>,
   path: string,
   body: string | Buffer,
   headers: Record<string, string>,
-): Promise<Upstream> {
-  let response: Dispatcher.ResponseData;
-  try {
-    response = await sendUpstream(ctx.agent, {
-      url: `${ctx.config.base_url.replace(/\/+$/, "")}${path}`,
-      method: "POST",
-      headers,
-      body,
-      timeoutMs: ctx.config.timeout_ms,
-      signal: call.signal,
-    });
-  } catch (err) {
-    return { ok: false, error: upstreamTransportError(err) };
-  }
-  if (response.statusCode !== 200) {
-    const text = await readBounded(response.body).catch(() => "");
-    return { ok: false, error: upstreamHttpError(response.statusCode, response.headers, text, failureNames(call)) };
-  }
-  return { ok: true, response };
+): Promise<SentUpstream> {
+  return postUpstream(ctx.agent, {
+    url: upstreamUrl(ctx.config.base_url, path),
+    headers,
+    body,
+    timeoutMs: ctx.config.timeout_ms,
+    signal: call.signal,
+    names: failureNames(call),
+  });
 }
 
 export function contentTypeOf(response: Dispatcher.ResponseData): string | undefined {
