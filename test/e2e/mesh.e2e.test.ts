@@ -23,6 +23,7 @@ beforeAll(async () => {
 providers:
   primary: { kind: openai, base_url: "${upstream.url}", api_key_env: E2E_UPSTREAM_KEY, timeout_ms: 5000, max_retries: 0 }
   retrying: { kind: openai, base_url: "${upstream.url}", api_key_env: E2E_UPSTREAM_KEY, timeout_ms: 5000, max_retries: 2 }
+  breaking: { kind: openai, base_url: "${upstream.url}", api_key_env: E2E_UPSTREAM_KEY, timeout_ms: 5000, max_retries: 0 }
   nokey:   { kind: openai, base_url: "http://127.0.0.1:9/v1", api_key_env: E2E_UNSET_KEY }
 models:
   chat-e2e:      { type: chat, routes: [{ provider: primary, model: gpt-4o-mini }] }
@@ -30,6 +31,7 @@ models:
   chat-other:    { type: chat, routes: [{ provider: primary, model: gpt-4o }] }
   chat-nokey:    { type: chat, routes: [{ provider: nokey, model: x }] }
   chat-retry:    { type: chat, routes: [{ provider: retrying, model: gpt-4o-mini }, { provider: retrying, model: gpt-4o }] }
+  chat-breaker:  { type: chat, routes: [{ provider: breaking, model: gpt-4o-mini }, { provider: breaking, model: gpt-4o }] }
   embed-e2e:     { type: embedding, routes: [{ provider: primary, model: text-embedding-3-small }] }
 plans:
   plus:       { requests_per_minute: 60,   tokens_per_minute: 100000 }
@@ -42,7 +44,7 @@ plans:
   const ws = await admin<{ id: string }>("POST", "/admin/workspaces", {
     name: "e2e",
     plan: "pro",
-    models: ["chat-e2e", "chat-fallback", "chat-nokey", "chat-retry", "embed-*"],
+    models: ["chat-e2e", "chat-fallback", "chat-nokey", "chat-retry", "chat-breaker", "embed-*"],
   });
   workspaceId = ws.id;
   key = (await admin<{ key: string }>("POST", `/admin/workspaces/${ws.id}/keys`, { name: "main" })).key;
@@ -59,7 +61,7 @@ describe("when the openai client lists models through the mesh", () => {
   it("then it sees exactly the workspace's models, narrowed by the key", async () => {
     const ids = [];
     for await (const m of client(key).models.list()) ids.push(m.id);
-    expect(ids.sort()).toEqual(["chat-e2e", "chat-fallback", "chat-nokey", "chat-retry", "embed-e2e"]);
+    expect(ids.sort()).toEqual(["chat-breaker", "chat-e2e", "chat-fallback", "chat-nokey", "chat-retry", "embed-e2e"]);
 
     const narrow = (await admin<{ key: string }>("POST", `/admin/workspaces/${workspaceId}/keys`, { models: ["chat-e2e"] })).key;
     const narrowed = [];
@@ -227,6 +229,19 @@ describe("when the request or the upstream fails", () => {
     const completion = await client(key).chat.completions.create({ model: "chat-fallback", messages: [{ role: "user", content: "fall back" }] });
     expect(completion.model).toBe("chat-fallback");
     expect(upstream.requests.map((r) => (r.body as { model: string }).model)).toEqual(["gpt-4o-mini", "gpt-4o"]);
+  });
+
+  it("then a deployment that keeps failing is skipped: after 5 failures in a row, calls go straight to the next route", async () => {
+    upstream.reset();
+    // The emulator's script answers requests in arrival order: the primary fails, the fallback answers.
+    upstream.script(...Array.from({ length: 5 }, () => [{ status: 503 }, {}]).flat());
+    for (let i = 0; i < 6; i++) {
+      const completion = await client(key).chat.completions.create({ model: "chat-breaker", messages: [{ role: "user", content: "break" }] });
+      expect(completion.choices[0]?.message.content).toBe("Echo: break");
+    }
+    const models = upstream.requests.map((r) => (r.body as { model: string }).model);
+    // Five times: the failing primary, then the fallback; the sixth call skips the open circuit.
+    expect(models).toEqual([...Array.from({ length: 5 }, () => ["gpt-4o-mini", "gpt-4o"]).flat(), "gpt-4o"]);
   });
 
   it("then a provider with retries retries the same route with backoff before falling back", async () => {
