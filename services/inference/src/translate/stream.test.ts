@@ -283,7 +283,7 @@ describe("chatStreamToMessages", () => {
       stop(0),
       toolStart(1, "call_b", "search_files"),
       json(1, '{"query"'),
-      json(1, ':"TODO"}'),
+      json(1, ':"deprecated"}'),
       stop(1),
       messageDelta("tool_use", usage(50, 30)),
       messageStop,
