@@ -91,3 +91,13 @@ export const WorkspaceList = z.object({ object: z.literal("list"), data: z.array
 /** An enterprise workspace's own provider credential; it is stored sealed and never returned. */
 export const PutProviderCredentialBody = z.strictObject({ api_key: z.string().trim().min(8).max(4096) });
 export type PutProviderCredentialBody = z.infer<typeof PutProviderCredentialBody>;
+
+/** What the admin API says of a registered credential: which provider, and when; never the key. */
+export const ProviderCredential = z.object({
+  object: z.literal("provider_credential"),
+  workspace_id: z.string(),
+  provider: z.string(),
+  created_at: z.number().int(),
+  updated_at: z.number().int(),
+});
+export type ProviderCredential = z.infer<typeof ProviderCredential>;

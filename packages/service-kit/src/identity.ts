@@ -91,6 +91,9 @@ function hmac(payload: string, secret: string): string {
   return createHmac("sha256", secret).update(payload).digest("base64url");
 }
 
+/** The seal purpose of the `x-gw-credentials` header, shared by ingress (sealing) and the services. */
+export const credentialsTransitPurpose = "credentials-in-transit";
+
 /**
  * Opens the `x-gw-credentials` header ingress adds for an enterprise workspace with its own provider
  * credentials: sealed under the internal secret and bound to the workspace, so a header taken from
@@ -101,8 +104,7 @@ export class CredentialsReader {
   private readonly opened = new Map<string, Record<string, string> | null>();
 
   constructor(secret: string, private readonly maxEntries = 1_000) {
-    // The purpose matches ingress's CredentialRelay.
-    this.sealer = new Sealer(secret, "credentials-in-transit");
+    this.sealer = new Sealer(secret, credentialsTransitPurpose);
   }
 
   read(header: string | undefined, workspaceId: string): Record<string, string> | undefined {

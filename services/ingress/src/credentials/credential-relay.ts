@@ -1,13 +1,10 @@
 import { internalHeaders } from "@gw/contracts";
 import type { Logger } from "@gw/logger";
-import { Sealer } from "@gw/service-kit";
+import { credentialsTransitPurpose, Sealer } from "@gw/service-kit";
 import type { KeyPrincipal } from "../store/identity-store";
 
 /** The context a credential is sealed under at rest: it cannot be moved to another workspace. */
 export const credentialContext = (workspaceId: string, provider: string) => `${workspaceId}/${provider}`;
-
-/** The purpose of the in-transit seal, shared with the services that open it (service-kit). */
-export const transitPurpose = "credentials-in-transit";
 
 /**
  * Turns an enterprise workspace's sealed credentials into the `x-gw-credentials` header for the
@@ -24,7 +21,7 @@ export class CredentialRelay {
     internalSecret: string,
     private readonly logger: Logger,
   ) {
-    this.transit = new Sealer(internalSecret, transitPurpose);
+    this.transit = new Sealer(internalSecret, credentialsTransitPurpose);
   }
 
   readonly name = internalHeaders.credentials;

@@ -1,12 +1,5 @@
+import type { ProviderCredential } from "@gw/contracts";
 import type { Db } from "@gw/db";
-
-export interface ProviderCredentialInfo {
-  object: "provider_credential";
-  workspace_id: string;
-  provider: string;
-  created_at: number;
-  updated_at: number;
-}
 
 interface Row {
   workspace_id: string;
@@ -16,7 +9,7 @@ interface Row {
 }
 
 const seconds = (t: Date | string) => Math.floor(new Date(t).getTime() / 1000);
-const toInfo = (r: Row): ProviderCredentialInfo => ({
+const toInfo = (r: Row): ProviderCredential => ({
   object: "provider_credential",
   workspace_id: r.workspace_id,
   provider: r.provider,
@@ -28,7 +21,7 @@ const toInfo = (r: Row): ProviderCredentialInfo => ({
 export class CredentialStore {
   constructor(private readonly db: Db) {}
 
-  async put(workspaceId: string, provider: string, sealed: string): Promise<ProviderCredentialInfo> {
+  async put(workspaceId: string, provider: string, sealed: string): Promise<ProviderCredential> {
     const { rows } = await this.db.query<Row>(
       `INSERT INTO ingress.provider_credentials (workspace_id, provider, sealed) VALUES ($1, $2, $3)
        ON CONFLICT (workspace_id, provider) DO UPDATE SET sealed = EXCLUDED.sealed, updated_at = now()
@@ -38,7 +31,7 @@ export class CredentialStore {
     return toInfo(rows[0] as Row);
   }
 
-  async list(workspaceId: string): Promise<ProviderCredentialInfo[]> {
+  async list(workspaceId: string): Promise<ProviderCredential[]> {
     const { rows } = await this.db.query<Row>(
       `SELECT workspace_id, provider, created_at, updated_at FROM ingress.provider_credentials WHERE workspace_id = $1 ORDER BY provider`,
       [workspaceId],

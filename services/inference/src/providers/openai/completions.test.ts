@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { CompletionStreamEvent } from "../types";
-import { relayCompletionChunks, upstreamBody } from "./completions";
+import { Completion } from "@gw/contracts";
+import { openaiUpstreamBody, relayOpenAIChunks } from "./stream-relay";
 
 const names = { upstreamModel: "gpt-3.5-turbo-instruct", publicModel: "instruct" };
 
@@ -19,9 +20,9 @@ const chunk = (extra: Record<string, unknown>) =>
 const text = (t: string, usage?: null) => chunk({ choices: [{ text: t, index: 0, logprobs: null, finish_reason: null }], ...(usage === null ? { usage } : {}) });
 const usageChunk = chunk({ choices: [], usage: { prompt_tokens: 2, completion_tokens: 3, total_tokens: 5 } });
 
-describe("upstreamBody", () => {
+describe("openaiUpstreamBody", () => {
   it("when streamed, then include_usage is asked for and the caller's other stream options kept", () => {
-    expect(upstreamBody({ model: "instruct", prompt: "p", stream: true, stream_options: { include_obfuscation: false } }, "up")).toEqual({
+    expect(openaiUpstreamBody({ model: "instruct", prompt: "p", stream: true, stream_options: { include_obfuscation: false } }, "up")).toEqual({
       model: "up",
       prompt: "p",
       stream: true,
@@ -30,13 +31,13 @@ describe("upstreamBody", () => {
   });
 
   it("when not streamed, then only the model changes", () => {
-    expect(upstreamBody({ model: "instruct", prompt: ["a", "b"], max_tokens: 3 }, "up")).toEqual({ model: "up", prompt: ["a", "b"], max_tokens: 3 });
+    expect(openaiUpstreamBody({ model: "instruct", prompt: ["a", "b"], max_tokens: 3 }, "up")).toEqual({ model: "up", prompt: ["a", "b"], max_tokens: 3 });
   });
 });
 
-describe("relayCompletionChunks", () => {
+describe("relayOpenAIChunks on text completions", () => {
   it("when the caller did not ask for usage, then the usage chunk and usage: null vanish, and usage is an event of its own", async () => {
-    const events = await collect(relayCompletionChunks(sse(text("Hi", null), text(" there", null), usageChunk, "data: [DONE]\n\n"), names, false));
+    const events = await collect(relayOpenAIChunks(sse(text("Hi", null), text(" there", null), usageChunk, "data: [DONE]\n\n"), Completion, names, false));
     expect(events.map((e) => e.type)).toEqual(["chunk", "chunk", "usage"]);
     for (const e of events) if (e.type === "chunk") {
       expect(e.chunk.model).toBe("instruct");
@@ -46,25 +47,25 @@ describe("relayCompletionChunks", () => {
   });
 
   it("when the caller asked for usage, then the usage chunk is relayed under the public model name", async () => {
-    const events = await collect(relayCompletionChunks(sse(text("Hi", null), usageChunk, "data: [DONE]\n\n"), names, true));
+    const events = await collect(relayOpenAIChunks(sse(text("Hi", null), usageChunk, "data: [DONE]\n\n"), Completion, names, true));
     expect(events.map((e) => e.type)).toEqual(["chunk", "usage", "chunk"]);
     expect(events[2]).toMatchObject({ type: "chunk", chunk: { model: "instruct", choices: [], usage: { total_tokens: 5 } } });
   });
 
   it("when the upstream sends an error mid-stream, then it becomes an error event that names the public model only", async () => {
     const failure = `data: ${JSON.stringify({ error: { message: "gpt-3.5-turbo-instruct overloaded", type: "server_error", code: null } })}\n\n`;
-    const events = await collect(relayCompletionChunks(sse(text("Hi"), failure), names, false));
+    const events = await collect(relayOpenAIChunks(sse(text("Hi"), failure), Completion, names, false));
     expect(events.at(-1)).toEqual({ type: "error", error: { message: "instruct overloaded", type: "server_error", code: null } });
   });
 
   it("when the stream ends without [DONE], then the last event is an error", async () => {
-    const events = await collect(relayCompletionChunks(sse(text("Hi")), names, false));
+    const events = await collect(relayOpenAIChunks(sse(text("Hi")), Completion, names, false));
     expect(events.at(-1)).toMatchObject({ type: "error", error: { code: "upstream_error" } });
   });
 
   it("when a frame is split across reads and keep-alive comments come in between, then chunks still come out whole", async () => {
     const frame = text("Hello");
-    const events = await collect(relayCompletionChunks(sse(": keep-alive\n\n", frame.slice(0, 20), frame.slice(20), "data: [DONE]\n\n"), names, false));
+    const events = await collect(relayOpenAIChunks(sse(": keep-alive\n\n", frame.slice(0, 20), frame.slice(20), "data: [DONE]\n\n"), Completion, names, false));
     expect(events).toHaveLength(1);
     expect(events[0]).toMatchObject({ type: "chunk", chunk: { choices: [{ text: "Hello" }] } });
   });
