@@ -1,6 +1,6 @@
 import { pipeline } from "node:stream/promises";
 import express, { type IRouter } from "express";
-import { internalHeaders, SpeechRequest, TranscriptionForm } from "@gw/contracts";
+import { SpeechRequest, TranscriptionForm } from "@gw/contracts";
 import { fromZodError, GatewayError } from "@gw/errors";
 import type { Logger } from "@gw/logger";
 import { routeLabel, sendError } from "@gw/service-kit";
@@ -10,6 +10,7 @@ import type { TranscriptionUpload } from "../providers/types";
 import type { ChatRouteDeps } from "./chat";
 import { writeRelayedStream } from "./relay-stream";
 import { clientGone } from "./sse-writer";
+import { sendJson } from "./json-answer";
 
 /**
  * `POST /v1/audio/speech` (JSON in, audio bytes out) for `speech` models and
@@ -75,10 +76,7 @@ export function mountAudioRoutes(router: IRouter, deps: ChatRouteDeps): void {
       }
       // Token-priced models report tokens; whisper reports seconds of audio, which is not a token count.
       const usage = result.body.usage;
-      if (usage?.type === "tokens" && typeof usage.total_tokens === "number") {
-        res.setHeader(internalHeaders.usageTokens, String(usage.total_tokens));
-      }
-      res.json(result.body);
+      sendJson(res, result.body, usage?.type === "tokens" && typeof usage.total_tokens === "number" ? usage.total_tokens : undefined);
     },
   );
 }

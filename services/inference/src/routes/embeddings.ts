@@ -1,8 +1,9 @@
 import type { IRouter } from "express";
-import { EmbeddingsRequest, internalHeaders, type EmbeddingEncoding, type EmbeddingsResponse } from "@gw/contracts";
+import { EmbeddingsRequest, type EmbeddingEncoding, type EmbeddingsResponse } from "@gw/contracts";
 import { fromZodError, GatewayError } from "@gw/errors";
 import type { ChatRouteDeps } from "./chat";
 import { mountModelRoute } from "./model-route";
+import { sendJson } from "./json-answer";
 
 /**
  * `POST /v1/embeddings` in OpenAI's format, for every embedding model. Whatever encoding the
@@ -18,8 +19,7 @@ export function mountEmbeddingsRoutes(router: IRouter, deps: ChatRouteDeps): voi
     respond(res, result, request) {
       const answer = encodeEmbeddings(result.response, request.encoding_format ?? "float");
       // Ingress settles its token-limit reservation with this, then removes the header.
-      if (answer.usage) res.setHeader(internalHeaders.usageTokens, String(answer.usage.total_tokens));
-      res.json(answer);
+      sendJson(res, answer, answer.usage?.total_tokens);
     },
   });
 }

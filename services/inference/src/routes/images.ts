@@ -1,8 +1,9 @@
 import type { IRouter } from "express";
-import { ImageGenerationRequest, internalHeaders } from "@gw/contracts";
+import { ImageGenerationRequest } from "@gw/contracts";
 import type { ChatRouteDeps } from "./chat";
 import { mountModelRoute } from "./model-route";
 import { writeRelayedStream } from "./relay-stream";
+import { sendJson } from "./json-answer";
 
 /**
  * `POST /v1/images/generations` for `image` models. The answer passes through as the upstream gave
@@ -17,9 +18,7 @@ export function mountImagesRoutes(router: IRouter, deps: ChatRouteDeps): void {
     call: ({ adapter, ctx }, call) => adapter.imageGenerations?.(ctx, call),
     async respond(res, result) {
       if (result.kind === "stream") return writeRelayedStream(res, result.events);
-      const usage = result.response.usage;
-      if (usage) res.setHeader(internalHeaders.usageTokens, String(usage.total_tokens));
-      res.json(result.response);
+      sendJson(res, result.response, result.response.usage?.total_tokens);
     },
   });
 }

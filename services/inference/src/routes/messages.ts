@@ -1,10 +1,11 @@
 import type { IRouter, Response } from "express";
-import { internalHeaders, MessagesRequest, type MessagesResponse, type MessagesStreamEvent, type MessagesUsage } from "@gw/contracts";
+import { MessagesRequest, type MessagesResponse, type MessagesStreamEvent, type MessagesUsage } from "@gw/contracts";
 import type { MessagesStreamEvent as MessagesStreamItem } from "../providers/types";
 import { messagesOn } from "../translate/adapt";
 import type { ChatRouteDeps } from "./chat";
 import { mountModelRoute } from "./model-route";
-import { startSse, writeSse } from "./sse-writer";
+import { endSse, startSse, writeSse } from "./sse-writer";
+import { sendJson } from "./json-answer";
 
 /**
  * `POST /v1/messages`, the Anthropic format, for every chat model: Anthropic-kind providers answer
@@ -17,16 +18,12 @@ export function mountMessagesRoutes(router: IRouter, deps: ChatRouteDeps): void 
 
 async function sendMessagesAnswer(res: Response, result: { kind: "json"; message: MessagesResponse } | { kind: "stream"; events: AsyncIterable<MessagesStreamItem> }): Promise<void> {
   if (result.kind === "json") {
-    res.setHeader(internalHeaders.usageTokens, String(totalTokens(result.message.usage)));
-    res.json(result.message);
+    sendJson(res, result.message, totalTokens(result.message.usage));
     return;
   }
-  startSse(res, [internalHeaders.usageTokens]);
+  startSse(res);
   const usage = new StreamUsage();
-  const end = () => {
-    if (usage.seen) res.addTrailers({ [internalHeaders.usageTokens]: String(usage.total) });
-    res.end();
-  };
+  const end = () => endSse(res, usage.seen ? usage.total : undefined);
   for await (const item of result.events) {
     if (item.type === "error") {
       const error = { type: "error", error: { type: anthropicErrorType(item.error.type), message: item.error.message } };
@@ -37,7 +34,7 @@ async function sendMessagesAnswer(res: Response, result: { kind: "json"; message
     usage.observe(item.event);
     await writeSse(res, JSON.stringify(item.event), item.event.type);
   }
-  if (!res.destroyed) end();
+  end();
 }
 
 function totalTokens(u: MessagesUsage): number {

@@ -1,7 +1,8 @@
 import type { IRouter } from "express";
-import { internalHeaders, OcrRequest } from "@gw/contracts";
+import { OcrRequest } from "@gw/contracts";
 import type { ChatRouteDeps } from "./chat";
 import { mountModelRoute } from "./model-route";
+import { sendJson } from "./json-answer";
 
 /**
  * `POST /v1/ocr` in the public (Mistral, as LiteLLM serves it) format for every OCR model: the
@@ -15,8 +16,7 @@ export function mountOcrRoutes(router: IRouter, deps: ChatRouteDeps): void {
     call: ({ adapter, ctx }, call) => adapter.ocr?.(ctx, call),
     respond(res, result) {
       // OCR is billed by pages, not tokens: 0 tokens count against the workspace's token limit.
-      res.setHeader(internalHeaders.usageTokens, "0");
-      res.json(result.response);
+      sendJson(res, result.response, 0);
     },
   });
 }

@@ -1,7 +1,8 @@
 import type { Response } from "express";
-import { internalHeaders, type Usage } from "@gw/contracts";
+import type { Usage } from "@gw/contracts";
 import type { StreamFailure } from "../providers/types";
-import { startSse, writeSse } from "./sse-writer";
+import { endSse, startSse, writeSse } from "./sse-writer";
+import { sendJson } from "./json-answer";
 
 /** A chat or text completion answer in OpenAI's shape: one JSON body, or a stream of chunks. */
 export type OpenAIAnswer =
@@ -18,17 +19,11 @@ export type OpenAIAnswer =
  */
 export async function sendOpenAIAnswer(res: Response, answer: OpenAIAnswer): Promise<void> {
   if (answer.kind === "json") {
-    const usage = answer.completion.usage;
-    if (usage) res.setHeader(internalHeaders.usageTokens, String(usage.total_tokens));
-    res.json(answer.completion);
+    sendJson(res, answer.completion, answer.completion.usage?.total_tokens);
     return;
   }
-  startSse(res, [internalHeaders.usageTokens]);
+  startSse(res);
   let totalTokens: number | undefined;
-  const end = () => {
-    if (totalTokens !== undefined) res.addTrailers({ [internalHeaders.usageTokens]: String(totalTokens) });
-    res.end();
-  };
   for await (const event of answer.events) {
     if (event.type === "usage") {
       totalTokens = event.usage.total_tokens;
@@ -36,13 +31,11 @@ export async function sendOpenAIAnswer(res: Response, answer: OpenAIAnswer): Pro
     }
     if (event.type === "error") {
       await writeSse(res, JSON.stringify({ error: { ...event.error, param: null } }));
-      end();
+      endSse(res, totalTokens);
       return;
     }
     await writeSse(res, JSON.stringify(event.chunk));
   }
-  if (!res.destroyed) {
-    await writeSse(res, "[DONE]");
-    end();
-  }
+  await writeSse(res, "[DONE]");
+  endSse(res, totalTokens);
 }

@@ -1,7 +1,6 @@
 import type { Response } from "express";
-import { internalHeaders } from "@gw/contracts";
 import type { RelayedStreamEvent } from "../providers/types";
-import { startSse, writeSse } from "./sse-writer";
+import { endSse, startSse, writeSse } from "./sse-writer";
 
 /**
  * Writes a stream the gateway relays unchanged (image and transcription streams): each event with
@@ -9,7 +8,7 @@ import { startSse, writeSse } from "./sse-writer";
  * A mid-stream failure is one `{"error":…}` event, which the openai client throws as an APIError.
  */
 export async function writeRelayedStream(res: Response, events: AsyncIterable<RelayedStreamEvent>): Promise<void> {
-  startSse(res, [internalHeaders.usageTokens]);
+  startSse(res);
   let totalTokens: number | undefined;
   for await (const item of events) {
     if (item.type === "usage") {
@@ -22,7 +21,5 @@ export async function writeRelayedStream(res: Response, events: AsyncIterable<Re
     }
     await writeSse(res, item.data, item.event);
   }
-  if (res.destroyed) return;
-  if (totalTokens !== undefined) res.addTrailers({ [internalHeaders.usageTokens]: String(totalTokens) });
-  res.end();
+  endSse(res, totalTokens);
 }

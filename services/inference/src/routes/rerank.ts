@@ -1,7 +1,8 @@
 import type { IRouter } from "express";
-import { internalHeaders, RerankRequest } from "@gw/contracts";
+import { RerankRequest } from "@gw/contracts";
 import type { ChatRouteDeps } from "./chat";
 import { mountModelRoute } from "./model-route";
+import { sendJson } from "./json-answer";
 
 /**
  * `POST /v1/rerank` in the public (Cohere v2) format for every rerank model: results by descending
@@ -16,8 +17,7 @@ export function mountRerankRoutes(router: IRouter, deps: ChatRouteDeps): void {
     respond(res, result) {
       // Token-billed providers report their count; search-unit-billed ones report 0 tokens. Without
       // either, ingress keeps its estimate.
-      if (result.usageTokens !== undefined) res.setHeader(internalHeaders.usageTokens, String(result.usageTokens));
-      res.json(result.response);
+      sendJson(res, result.response, result.usageTokens);
     },
   });
 }

@@ -1,5 +1,5 @@
 import express, { type IRouter } from "express";
-import { internalHeaders, ResponsesRequest, type ResponsesStreamEvent, type ResponsesUsage } from "@gw/contracts";
+import { ResponsesRequest, type ResponsesStreamEvent, type ResponsesUsage } from "@gw/contracts";
 import { fromZodError } from "@gw/errors";
 import type { Logger } from "@gw/logger";
 import { routeLabel, sendError } from "@gw/service-kit";
@@ -8,7 +8,8 @@ import { chatOn } from "../translate/adapt";
 import { chatCompletionToResponse, randomIds, responseShell, responsesRequestToChat } from "../translate/responses-api";
 import { chatStreamToResponses } from "../translate/responses-api-stream";
 import type { ChatRouteDeps } from "./chat";
-import { clientGone, startSse, writeSse } from "./sse-writer";
+import { clientGone, endSse, startSse, writeSse } from "./sse-writer";
+import { sendJson } from "./json-answer";
 
 /**
  * `POST /v1/responses`, the OpenAI Responses API, for every chat model: served statelessly on the
@@ -39,20 +40,16 @@ export function mountResponsesRoutes(router: IRouter, deps: ChatRouteDeps): void
     // Ingress reconciles its token-limit reservation with the real usage, then removes the field.
     if (result.kind === "json") {
       const response = chatCompletionToResponse(result.completion, shell);
-      if (response.usage) res.setHeader(internalHeaders.usageTokens, String(response.usage.total_tokens));
-      res.json(response);
+      sendJson(res, response, response.usage?.total_tokens);
       return;
     }
-    // A stream's usage is known only at its end, after the headers left: it goes in a trailer.
-    startSse(res, [internalHeaders.usageTokens]);
+    startSse(res);
     let usage: ResponsesUsage | undefined;
     for await (const event of chatStreamToResponses(result.events, { shell })) {
       usage = usageOf(event) ?? usage;
       await writeSse(res, JSON.stringify(event), event.type);
     }
-    if (res.destroyed) return;
-    if (usage) res.addTrailers({ [internalHeaders.usageTokens]: String(usage.total_tokens) });
-    res.end();
+    endSse(res, usage?.total_tokens);
   });
 }
 

@@ -1,17 +1,29 @@
 import type { Response } from "express";
+import { internalHeaders } from "@gw/contracts";
 
 /**
- * Starts an SSE answer at once, so the client's first byte is not held back by us. `trailers` names
- * the trailer fields sent after the last event; they must be declared before the headers go out.
+ * Starts an SSE answer at once, so the client's first byte is not held back by us. It announces the
+ * usage trailer (`endSse`): a stream's usage is known only at its end, after the headers left, and
+ * a trailer must be declared before they go out.
  */
-export function startSse(res: Response, trailers: readonly string[] = []): void {
+export function startSse(res: Response): void {
   res.status(200);
-  if (trailers.length > 0) res.setHeader("trailer", trailers.join(", "));
+  res.setHeader("trailer", internalHeaders.usageTokens);
   res.setHeader("content-type", "text/event-stream; charset=utf-8");
   res.setHeader("cache-control", "no-cache");
   res.setHeader("connection", "keep-alive");
   res.setHeader("x-accel-buffering", "no");
   res.flushHeaders();
+}
+
+/**
+ * Ends an SSE answer, telling ingress the tokens the call used (when known) so it can settle the
+ * token-limit reservation; ingress removes the trailer before the answer reaches the client.
+ */
+export function endSse(res: Response, totalTokens: number | undefined): void {
+  if (res.destroyed) return;
+  if (totalTokens !== undefined) res.addTrailers({ [internalHeaders.usageTokens]: String(totalTokens) });
+  res.end();
 }
 
 /** Writes one event; waits for the socket to drain when the client reads slower than we write. */
