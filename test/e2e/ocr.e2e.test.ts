@@ -114,4 +114,33 @@ describe("when the openai client chats with chat-mistral", () => {
     expect(up.requests[0]?.body).toMatchObject({ model: "mistral-small-latest" });
     sawOnlyServerKey();
   });
+
+  it("then a stream works although Mistral refuses stream_options, and usage shows only when asked for", async () => {
+    up.reset();
+    const client = new OpenAI({ apiKey: key, baseURL: gw.baseURL, maxRetries: 0 });
+    const plain = await client.chat.completions.create({ model: "chat-mistral", messages: [{ role: "user", content: "Hello" }], stream: true });
+    const plainChunks = [];
+    for await (const chunk of plain) plainChunks.push(chunk);
+    expect(plainChunks.map((c) => c.choices[0]?.delta.content ?? "").join("")).not.toBe("");
+    expect(plainChunks.some((c) => c.usage)).toBe(false);
+    expect(up.requests[0]?.body).not.toHaveProperty("stream_options");
+
+    const counted = await client.chat.completions.create({
+      model: "chat-mistral", messages: [{ role: "user", content: "Hello" }], stream: true, stream_options: { include_usage: true }, max_completion_tokens: 50,
+    });
+    let usage;
+    for await (const chunk of counted) usage ??= chunk.usage;
+    expect(usage).toMatchObject({ prompt_tokens: expect.any(Number), completion_tokens: expect.any(Number) });
+    expect(up.requests[1]?.body).toMatchObject({ max_tokens: 50 });
+    expect(up.requests[1]?.body).not.toHaveProperty("max_completion_tokens");
+  });
+
+  it("then a parameter Mistral cannot honour is a 400 naming it, and nothing reaches Mistral", async () => {
+    up.reset();
+    const client = new OpenAI({ apiKey: key, baseURL: gw.baseURL, maxRetries: 0 });
+    const err = await client.chat.completions.create({ model: "chat-mistral", messages: [{ role: "user", content: "Hi" }], logprobs: true }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(OpenAI.BadRequestError);
+    expect((err as InstanceType<typeof OpenAI.BadRequestError>).param).toBe("logprobs");
+    expect(up.requests).toHaveLength(0);
+  });
 });

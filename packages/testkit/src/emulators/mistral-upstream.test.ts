@@ -83,4 +83,24 @@ describe("mistral emulator: POST /v1/chat/completions", () => {
     expect(status).toBe(200);
     expect(body).toMatchObject({ object: "chat.completion", model: "mistral-small-latest", choices: [{ message: { role: "assistant" } }] });
   });
+
+  it("when an OpenAI-only field such as stream_options is sent, then 422 extra_forbidden naming it", async () => {
+    const { status, body } = await post("/chat/completions", {
+      model: "m", messages: [{ role: "user", content: "Hi" }], stream: true, stream_options: { include_usage: true },
+    });
+    expect(status).toBe(422);
+    expect(body).toMatchObject({ object: "error", message: { detail: [{ type: "extra_forbidden", loc: ["body", "stream_options"] }] } });
+  });
+
+  it("when streamed, then usage rides on the finish_reason chunk and no chunk carries usage: null", async () => {
+    const res = await fetch(`${up.url}/chat/completions`, {
+      method: "POST",
+      headers: { "content-type": "application/json", authorization: `Bearer ${KEY}` },
+      body: JSON.stringify({ model: "m", messages: [{ role: "user", content: "Hello there" }], stream: true }),
+    });
+    const chunks = (await res.text()).split("\n\n").filter((f) => f.startsWith("data: {")).map((f) => JSON.parse(f.slice(6)) as Record<string, unknown>);
+    const last = chunks[chunks.length - 1]!;
+    expect(last).toMatchObject({ choices: [{ finish_reason: "stop" }], usage: { prompt_tokens: expect.any(Number), completion_tokens: expect.any(Number) } });
+    expect(chunks.slice(0, -1).every((c) => !("usage" in c))).toBe(true);
+  });
 });

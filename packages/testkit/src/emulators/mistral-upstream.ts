@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { isUnparsedBody, startEmulator } from "./http-emulator";
 import type { EmulatorOptions, Exchange, ProviderSpec, UpstreamEmulator } from "./http-emulator";
-import { chatCompletion, chatCompletionFrames, planChat } from "./openai-chat";
+import { chatCompletion, chatCompletionFrames, planChat, type ChatPlan } from "./openai-chat";
 import { TINY_PNG_BASE64 } from "./openai-images";
 import { isRecord, valueForSchema } from "./synthetic";
 import type { JsonObject } from "./synthetic";
@@ -37,6 +37,16 @@ const OCR_FIELDS = new Set([
   "model", "id", "document", "pages", "include_image_base64", "image_limit", "image_min_size", "bbox_annotation_format",
   "document_annotation_format", "document_annotation_prompt", "table_format", "extract_header", "extract_footer",
   "include_blocks", "confidence_scores_granularity",
+]);
+
+/**
+ * Mistral's chat request fields (its API reference, `ChatCompletionRequest`); anything else, such as
+ * OpenAI's `stream_options` or `max_completion_tokens`, is a 422 `extra_forbidden` (reported by many
+ * OpenAI-client users, e.g. avante.nvim#2347, litellm#8978).
+ */
+const CHAT_FIELDS = new Set([
+  "model", "messages", "temperature", "top_p", "max_tokens", "stream", "stop", "random_seed", "response_format", "tools",
+  "tool_choice", "presence_penalty", "frequency_penalty", "n", "prediction", "parallel_tool_calls", "prompt_mode", "safe_prompt",
 ]);
 
 const DIMENSIONS = { dpi: 200, height: 2200, width: 1700 };
@@ -116,14 +126,32 @@ export function startMistralUpstream(opts: MistralUpstreamOptions = {}): Promise
   function chat(ex: Exchange, body: JsonObject): Promise<void> | void {
     if (typeof body.model !== "string") return invalid(ex, [{ type: "missing", loc: ["body", "model"], msg: "Field required" }]);
     if (!Array.isArray(body.messages)) return invalid(ex, [{ type: "missing", loc: ["body", "messages"], msg: "Field required" }]);
+    const extra = Object.keys(body).filter((key) => !CHAT_FIELDS.has(key));
+    if (extra.length > 0) {
+      return invalid(ex, extra.map((key) => ({ type: "extra_forbidden", loc: ["body", key], msg: "Extra inputs are not permitted", input: body[key] })));
+    }
     const plan = planChat(body);
     const id = randomUUID().replace(/-/g, "");
     const created = Math.floor(Date.now() / 1000);
-    if (body.stream === true) return ex.sse(200, chatCompletionFrames(plan, id, created));
+    if (body.stream === true) return ex.sse(200, mistralChatFrames(plan, id, created));
     ex.json(200, chatCompletion(plan, id, created));
   }
 
   return startEmulator(spec, opts);
+}
+
+/**
+ * Mistral streams carry no `usage: null` on every chunk and no usage-only chunk: the usage object
+ * rides on the last chunk, the one with `finish_reason`.
+ */
+function mistralChatFrames(plan: ChatPlan, id: string, created: number): string[] {
+  const withUsage = chatCompletionFrames({ ...plan, includeUsage: true, obfuscation: false }, id, created);
+  const usageChunk = JSON.parse(withUsage[withUsage.length - 2]!.slice("data: ".length)) as JsonObject;
+  const frames = chatCompletionFrames({ ...plan, includeUsage: false, obfuscation: false }, id, created);
+  const lastIndex = frames.length - 2;
+  const last = JSON.parse(frames[lastIndex]!.slice("data: ".length)) as JsonObject;
+  frames[lastIndex] = `data: ${JSON.stringify({ ...last, usage: usageChunk.usage })}\n\n`;
+  return frames;
 }
 
 function ocrIssues(body: JsonObject): Issue[] {

@@ -8,6 +8,7 @@ import { openaiChat } from "./openai/chat";
 import { openaiCompletions } from "./openai/completions";
 import { openaiEmbeddings } from "./openai/embeddings";
 import { openaiImages } from "./openai/images";
+import { mistralChat } from "./mistral/chat";
 import { mistralOcr } from "./mistral/ocr";
 import type { ProviderAdapter } from "./types";
 
@@ -27,6 +28,7 @@ export const providerAdapters: Partial<Record<ProviderKind, ProviderAdapter>> = 
   anthropic: { messages: anthropicMessages },
   cohere: { embeddings: cohereEmbeddings, rerank: cohereRerank },
   jina: { rerank: jinaRerank },
-  // Mistral's chat API is OpenAI-compatible (`POST {base_url}/chat/completions`, Bearer auth).
-  mistral: { ocr: mistralOcr, chat: openaiChat },
+  // Mistral's chat API is OpenAI-compatible (`POST {base_url}/chat/completions`, Bearer auth) but
+  // refuses OpenAI-only fields, so its adapter reshapes the body.
+  mistral: { ocr: mistralOcr, chat: mistralChat },
 };
