@@ -187,4 +187,18 @@ describe("when /v1/messages is called badly", () => {
     expect(res.headers.get("x-gw-usage-tokens")).toBeNull();
     expect(await res.json()).toMatchObject({ content: [{ type: "text", text: "Echo: bearer" }] });
   });
+
+  it("then the SDK's beta features reach an Anthropic upstream as anthropic-beta, on the beta path too", async () => {
+    anthropicUp.reset();
+    const msg = await anthropic().beta.messages.create({
+      model: "claude-e2e",
+      max_tokens: 20,
+      betas: ["token-efficient-tools-2025-02-19", "context-1m-2025-08-07"],
+      messages: [{ role: "user", content: "beta" }],
+    });
+    expect(msg.content[0]).toMatchObject({ type: "text", text: "Echo: beta" });
+    expect(anthropicUp.requests).toHaveLength(1);
+    expect(anthropicUp.requests[0]?.headers["anthropic-beta"]).toBe("token-efficient-tools-2025-02-19,context-1m-2025-08-07");
+    expect(anthropicUp.requests[0]?.headers["x-api-key"]).toBe(ANTHROPIC_KEY);
+  });
 });

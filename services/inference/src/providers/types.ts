@@ -36,6 +36,8 @@ export interface UpstreamCall<Req> {
   upstreamModel: string;
   requestId: string;
   signal: AbortSignal;
+  /** The caller's `anthropic-beta` header (comma-separated features); only Anthropic upstreams use it. */
+  anthropicBeta?: string;
 }
 
 /** A mid-stream failure, sent to the client as an SSE error event in the route's format. */

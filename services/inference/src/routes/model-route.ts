@@ -35,7 +35,14 @@ export function mountModelRoute<Req extends { model: string }, T>(router: IRoute
     const signal = clientGone(res);
     const log: Logger = res.locals.log;
     const result = await withFallback<T>(model, request.model, { ...deps, log, signal, credentials: res.locals.credentials }, (route) =>
-      spec.call(route, { request, publicModel: request.model, upstreamModel: route.upstreamModel, requestId: res.locals.requestId, signal }),
+      spec.call(route, {
+        request,
+        publicModel: request.model,
+        upstreamModel: route.upstreamModel,
+        requestId: res.locals.requestId,
+        signal,
+        anthropicBeta: req.get("anthropic-beta"),
+      }),
     );
     if (!result.ok) {
       if (!signal.aborted) sendError(res, result.error, req.path);

@@ -19,7 +19,7 @@ const SAMPLING_PARAMS = ["temperature", "top_p", "top_k"] as const;
 export async function anthropicMessages(ctx: ProviderContext, call: UpstreamCall<MessagesRequest>): Promise<MessagesResult> {
   const names = { upstreamModel: call.upstreamModel, publicModel: call.publicModel };
   const stream = call.request.stream === true;
-  const headers = anthropicHeaders(ctx, stream);
+  const headers = anthropicHeaders(ctx, stream, call.anthropicBeta);
   const sent = await postUpstream(ctx.agent, {
     url: messagesUrl(ctx.config.base_url),
     headers,
@@ -52,17 +52,25 @@ export function messagesUrl(baseUrl: string): string {
 /**
  * Configured headers may choose the API version (or add `anthropic-beta`); their names are
  * lower-cased so `Anthropic-Version` replaces the default rather than being sent beside it. The
- * credential is set last: it always comes from the server, never from configured headers.
+ * caller's beta features join the configured ones (as the SDK's `betas` option sends them), so a
+ * client that opts into a feature gets it. The credential is set last: it always comes from the
+ * server, never from configured headers.
  */
-export function anthropicHeaders(ctx: ProviderContext, stream: boolean): Record<string, string> {
+export function anthropicHeaders(ctx: ProviderContext, stream: boolean, callerBeta?: string): Record<string, string> {
   const headers: Record<string, string> = {
     "content-type": "application/json",
     accept: stream ? "text/event-stream" : "application/json",
     "anthropic-version": DEFAULT_ANTHROPIC_VERSION,
   };
   for (const [name, value] of Object.entries(ctx.config.headers ?? {})) headers[name.toLowerCase()] = value;
+  const betas = new Set([...splitList(headers["anthropic-beta"]), ...splitList(callerBeta)]);
+  if (betas.size > 0) headers["anthropic-beta"] = [...betas].join(",");
   if (ctx.apiKey) headers["x-api-key"] = ctx.apiKey;
   return headers;
+}
+
+function splitList(value: string | undefined): string[] {
+  return (value ?? "").split(",").map((v) => v.trim()).filter(Boolean);
 }
 
 /**
