@@ -1,14 +1,8 @@
-import { mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { loadGatewayConfig, resolveProviderSecrets } from "@gw/config";
-import { createLogger } from "@gw/logger";
 import { startOpenAIUpstream } from "@gw/testkit";
-import { loadEmbeddedEnv } from "../../services/embedded/src/config";
-import { startEmbedded } from "../../services/embedded/src/embedded";
-import { adminClient, startTestMesh } from "./harness";
+import { adminClient } from "./harness";
+import { startGatewayTarget, testPlans, type GatewayTarget } from "./targets";
 
 /**
  * The same rate-limit behaviour from the mesh (Redis limiter) and the embedded default (in-memory
@@ -23,18 +17,7 @@ providers:
   primary: { kind: openai, base_url: "${upstreamUrl}", api_key_env: E2E_UPSTREAM_KEY }
 models:
   chat-window: { type: chat, routes: [{ provider: primary, model: gpt-4o-mini }] }
-plans:
-  plus:       { requests_per_minute: 60,   tokens_per_minute: 100000 }
-  pro:        { requests_per_minute: 600,  tokens_per_minute: 1000000 }
-  enterprise: { requests_per_minute: 6000, tokens_per_minute: 10000000 }
-`;
-
-interface Target {
-  baseURL: string;
-  adminURL: string;
-  adminToken: string;
-  stop(): Promise<unknown>;
-}
+${testPlans}`;
 
 let upstream: Awaited<ReturnType<typeof startOpenAIUpstream>>;
 beforeAll(async () => {
@@ -44,26 +27,15 @@ afterAll(async () => {
   await upstream?.close();
 });
 
-const targets: Record<string, () => Promise<Target>> = {
-  "the mesh on Redis": async () => {
-    const gw = await startTestMesh(config(upstream.url), { E2E_UPSTREAM_KEY: UPSTREAM_KEY, GATEWAY_RATE_LIMIT_WINDOW_MS: WINDOW_MS });
-    return { baseURL: gw.baseURL, adminURL: gw.adminURL, adminToken: gw.adminToken, stop: () => gw.stop() };
-  },
-  "the embedded default in memory": async () => {
-    const dir = mkdtempSync(join(tmpdir(), "gw-windows-"));
-    const configPath = join(dir, "gateway.config.yaml");
-    writeFileSync(configPath, config(upstream.url));
-    const env = loadEmbeddedEnv({ PORT: "0", ADMIN_PORT: "0", GATEWAY_DATA_DIR: dir, GATEWAY_CONFIG: configPath, GATEWAY_RATE_LIMIT_WINDOW_MS: WINDOW_MS });
-    const gateway = loadGatewayConfig(env.GATEWAY_CONFIG);
-    const logger = createLogger({ service: "windows-test", level: "silent" });
-    const gw = await startEmbedded(env, gateway, resolveProviderSecrets(gateway, { E2E_UPSTREAM_KEY: UPSTREAM_KEY }), logger);
-    return { baseURL: `${gw.url}/v1`, adminURL: gw.adminUrl, adminToken: gw.adminToken, stop: () => gw.stop() };
-  },
+const targets = {
+  "the mesh on Redis": () => startGatewayTarget("the mesh", config(upstream.url), env),
+  "the embedded default in memory": () => startGatewayTarget("the embedded default", config(upstream.url), env),
 };
+const env = { E2E_UPSTREAM_KEY: UPSTREAM_KEY, GATEWAY_RATE_LIMIT_WINDOW_MS: WINDOW_MS };
 
 for (const [name, start] of Object.entries(targets)) {
   describe(`when ${name} limits a key`, () => {
-    let gw: Target;
+    let gw: GatewayTarget;
     let admin: ReturnType<typeof adminClient>;
     const newKey = async (limits: Record<string, number>) => {
       const ws = await admin<{ id: string }>("POST", "/admin/workspaces", { name: "windows", plan: "pro" });
