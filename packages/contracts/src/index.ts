@@ -11,3 +11,4 @@ export * from "./images";
 export * from "./audio";
 export * from "./responses";
 export * from "./ocr";
+export * from "./tools";

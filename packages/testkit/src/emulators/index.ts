@@ -14,3 +14,7 @@ export { rankDocuments, relevanceScore } from "./rerank-scores";
 export { speechBytes } from "./openai-audio";
 export { TINY_PNG_BASE64 } from "./openai-images";
 export { startMistralUpstream, type MistralUpstreamOptions } from "./mistral-upstream";
+export { startTavilyUpstream, tavilyError, pageContent } from "./tavily-upstream";
+export type { TavilyResearchOptions, TavilyResearchTask, TavilyUpstream, TavilyUpstreamOptions } from "./tavily-upstream";
+export { startSerpApiUpstream, SERPAPI_THROUGHPUT_ERROR } from "./serpapi-upstream";
+export type { SerpApiUpstreamOptions } from "./serpapi-upstream";

@@ -40,6 +40,27 @@ export function loadComponentSchemas(fileName: string): Record<string, unknown> 
   return schemas;
 }
 
+/**
+ * The inline JSON response schemas of every operation, named `"<METHOD> <path> <status>"`
+ * (e.g. `"POST /search 200"`): Tavily's document defines most answers there, not as components.
+ */
+export function loadResponseSchemas(fileName: string): Record<string, unknown> {
+  const doc: unknown = JSON.parse(readFileSync(referenceFilePath(fileName), "utf8"));
+  const out: Record<string, unknown> = {};
+  const paths = isObject(doc) && isObject(doc.paths) ? doc.paths : {};
+  for (const [path, item] of Object.entries(paths)) {
+    if (!isObject(item)) continue;
+    for (const [method, operation] of Object.entries(item)) {
+      const responses = isObject(operation) && isObject(operation.responses) ? operation.responses : {};
+      for (const [status, response] of Object.entries(responses)) {
+        const content = isObject(response) && isObject(response.content) ? response.content["application/json"] : undefined;
+        if (isObject(content) && content.schema !== undefined) out[`${method.toUpperCase()} ${path} ${status}`] = content.schema;
+      }
+    }
+  }
+  return out;
+}
+
 export function isObject(v: unknown): v is Record<string, unknown> {
   return typeof v === "object" && v !== null && !Array.isArray(v);
 }

@@ -1,7 +1,7 @@
 import Ajv2020 from "ajv/dist/2020.js";
 import type { ErrorObject, ValidateFunction } from "ajv/dist/2020.js";
 import addFormats from "ajv-formats";
-import { loadComponentSchemas } from "./spec-files";
+import { loadComponentSchemas, loadResponseSchemas } from "./spec-files";
 import { toJsonSchemaDefs } from "./to-json-schema";
 
 export interface ValidationResult {
@@ -34,7 +34,8 @@ export function createSpecValidator(fileName: string, label: string): SpecValida
     const cached = compiled.get(schemaName);
     if (cached) return cached;
     if (!ajv || !names) {
-      const defs = toJsonSchemaDefs(loadComponentSchemas(fileName));
+      // Operations' inline answers too, named "<METHOD> <path> <status>" (components win a clash).
+      const defs = toJsonSchemaDefs({ ...loadResponseSchemas(fileName), ...loadComponentSchemas(fileName) });
       names = new Set(Object.keys(defs));
       ajv = createAjv();
       ajv.addSchema({ $id: specId, $defs: defs });
@@ -42,7 +43,8 @@ export function createSpecValidator(fileName: string, label: string): SpecValida
     if (!names.has(schemaName)) {
       throw new Error(`${label} OpenAPI (${fileName}) has no components.schemas.${schemaName}`);
     }
-    const fn = ajv.compile({ $ref: `${specId}#/$defs/${schemaName}` });
+    const pointer = encodeURIComponent(schemaName.replaceAll("~", "~0").replaceAll("/", "~1"));
+    const fn = ajv.compile({ $ref: `${specId}#/$defs/${pointer}` });
     compiled.set(schemaName, fn);
     return fn;
   }
