@@ -3,10 +3,13 @@ import { loadGatewayConfig, resolveProviderSecrets } from "@gw/config";
 import { loadOrExit, runUntilSignal } from "@gw/service-kit";
 import { loadToolsEnv } from "./config";
 import { createToolsService } from "./service";
+import { checkToolProviders } from "./tool-upstream";
 
 const { config, logger } = loadOrExit("tools", process.env.LOG_LEVEL, () => {
   const env = loadToolsEnv(process.env);
-  return { ...env, gateway: loadGatewayConfig(env.GATEWAY_CONFIG) };
+  const gateway = loadGatewayConfig(env.GATEWAY_CONFIG);
+  checkToolProviders(gateway);
+  return { ...env, gateway };
 });
 const { gateway, ...env } = config;
 

@@ -2,19 +2,29 @@ import type { Bus } from "@gw/bus";
 import type { GatewayConfig } from "@gw/config";
 import type { Logger } from "@gw/logger";
 import { createInternalHttp } from "@gw/service-kit";
+import { mountSerptoolRoutes } from "./serptool/routes";
+import { checkToolProviders, toolProviderKinds } from "./tool-upstream";
+import { createUpstreamAgent } from "./upstream/http";
+import type { RetryPolicy } from "./upstream/retry";
+import { mountWebtoolRoutes } from "./webtool/routes";
 
 export interface ToolsSettings {
   host: string;
   port: number;
   internalSecret: string;
+  /** Largest JSON body a tool route reads (default 1 MiB; ingress has its own limit in front). */
+  bodyLimitBytes?: number;
 }
 
 export interface ToolsDeps {
   settings: ToolsSettings;
   gateway: GatewayConfig;
+  /** Provider credentials by provider name, resolved from the environment by main. */
   secrets: Record<string, string | undefined>;
   bus: Bus;
   logger: Logger;
+  /** Tests shorten the backoff between retries of a failing provider. */
+  retry?: RetryPolicy;
 }
 
 export interface ToolsService {
@@ -23,23 +33,41 @@ export interface ToolsService {
 }
 
 /**
- * The tools service: web-tool adapters (webtool, serptool) and research execution. Its routes
- * arrive with the Tools API work; until then every /v1 call is answered 404 in the OpenAI envelope.
+ * The tools service: the web-tool adapters (`webtool`, Tavily's wire format; `serptool`, SerpAPI's)
+ * behind `/v1/tools/...`, reached only through ingress, which has checked the key's tool permission
+ * and charged the rate limit. A tool provider of the wrong kind stops the start with a config error.
  */
 export function createToolsService(deps: ToolsDeps): ToolsService {
+  const { settings, logger } = deps;
+  checkToolProviders(deps.gateway);
+  const agent = createUpstreamAgent();
   const http = createInternalHttp({
     name: "tools",
-    logger: deps.logger,
-    host: deps.settings.host,
-    port: deps.settings.port,
-    internalSecret: deps.settings.internalSecret,
+    logger,
+    host: settings.host,
+    port: settings.port,
+    internalSecret: settings.internalSecret,
     checks: { nats: () => deps.bus.ping() },
-    mount() {},
+    mount(app) {
+      const routeDeps = { gateway: deps.gateway, secrets: deps.secrets, agent, bodyLimit: `${settings.bodyLimitBytes ?? 1024 * 1024}b`, retry: deps.retry };
+      mountWebtoolRoutes(app, routeDeps);
+      mountSerptoolRoutes(app, routeDeps);
+    },
   });
+
+  for (const tool of Object.keys(toolProviderKinds)) {
+    const provider = deps.gateway.providers[tool];
+    if (!provider) logger.info({ tool }, "tool not configured; its routes answer 404");
+    else if (!deps.secrets[tool]) logger.warn({ tool, env: provider.api_key_env }, "tool provider credential not set; its routes answer 503");
+  }
+
   return {
     async start() {
       return { url: (await http.start()).url };
     },
-    stop: () => http.stop(),
+    async stop() {
+      await http.stop();
+      await agent.close();
+    },
   };
 }

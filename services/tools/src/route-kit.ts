@@ -1,0 +1,57 @@
+import type { RequestHandler, Response } from "express";
+import { findCredentialField } from "@gw/contracts";
+import { GatewayError } from "@gw/errors";
+import type { GatewayConfig } from "@gw/config";
+import type { Dispatcher } from "undici";
+import type { RetryPolicy } from "./upstream/retry";
+
+/** What every tool route needs. */
+export interface ToolRouteDeps {
+  gateway: GatewayConfig;
+  secrets: Record<string, string | undefined>;
+  agent: Dispatcher;
+  bodyLimit: string;
+  retry?: RetryPolicy;
+}
+
+/**
+ * A caller-supplied credential (`api_key`, `apiKey`, `token`, …) in the body or the query is a 400
+ * before anything is forwarded: the gateway adds its own, and the caller's must not travel on.
+ */
+export function refuseCredentials(fields: unknown, where: "body" | "query"): void {
+  if (typeof fields !== "object" || fields === null || Array.isArray(fields)) return;
+  const field = findCredentialField(fields);
+  if (field === undefined) return;
+  throw new GatewayError(
+    "invalid_request",
+    `Do not send \`${field}\` in the ${where}: the gateway adds its own provider credential. Authenticate with your platform key in the Authorization header.`,
+    { param: field },
+  );
+}
+
+/** Aborted when the caller goes away before the answer is complete: the upstream call is cancelled. */
+export function clientGone(res: Response): AbortSignal {
+  const controller = new AbortController();
+  res.once("close", () => {
+    if (!res.writableFinished) controller.abort();
+  });
+  return controller.signal;
+}
+
+/**
+ * Sends a provider answer. As a last guard, should the provider ever echo the gateway's credential
+ * anywhere in it (a pagination link, an echoed parameter), it is masked before it leaves.
+ */
+export function sendToolAnswer(res: Response, answer: unknown, credential: string): void {
+  let text = JSON.stringify(answer);
+  if (credential.length >= 8 && text.includes(credential)) text = text.split(credential).join("[redacted]");
+  res.type("application/json").send(text);
+}
+
+/** A known tool path called with another method: 405 naming the one it takes. */
+export function onlyMethod(method: "GET" | "POST"): RequestHandler {
+  return (req, res) => {
+    res.setHeader("allow", method);
+    throw new GatewayError("method_not_allowed", `${req.path} takes ${method}, not ${req.method}`);
+  };
+}

@@ -1,0 +1,65 @@
+import { ConfigError, type GatewayConfig, type ProviderKind } from "@gw/config";
+import type { ToolName } from "@gw/contracts";
+import { GatewayError } from "@gw/errors";
+import type { ToolOutcome } from "./upstream/call";
+
+/** Where one tool's calls go: the provider named after the tool in the config, and its credential. */
+export interface ToolUpstream {
+  tool: ToolName;
+  baseUrl: string;
+  /** The gateway's credential (or an enterprise workspace's own); never the caller's platform key. */
+  apiKey: string;
+  timeoutMs: number;
+  maxRetries: number;
+  /** The provider's extra headers from the config. */
+  headers: Record<string, string>;
+}
+
+/** The provider kind each tool speaks (operator-interface.md: found by the names webtool and serptool). */
+export const toolProviderKinds: Record<ToolName, ProviderKind> = { webtool: "tavily", serptool: "serpapi" };
+
+/**
+ * Refuses to start on a tool provider of the wrong kind (a `webtool` of kind openai would send
+ * search bodies to a model API), naming the key as every configuration error does.
+ */
+export function checkToolProviders(gateway: GatewayConfig): void {
+  for (const [tool, kind] of Object.entries(toolProviderKinds)) {
+    const provider = gateway.providers[tool];
+    if (provider && provider.kind !== kind) {
+      throw new ConfigError(`invalid configuration: providers.${tool}.kind: the ${tool} tool needs a provider of kind ${kind}, not ${provider.kind}`);
+    }
+  }
+}
+
+/**
+ * The upstream for `tool`. No provider of that name in the config: 404, the tool does not exist on
+ * this gateway (not retryable). A provider without its credential in the environment: 503
+ * `provider_not_configured`, as for models (the operator has to set it).
+ */
+export function resolveToolUpstream(
+  gateway: GatewayConfig,
+  secrets: Record<string, string | undefined>,
+  tool: ToolName,
+  /** An enterprise workspace's own provider credentials (`res.locals.credentials`), used first. */
+  credentials?: Record<string, string>,
+): ToolOutcome<ToolUpstream> {
+  const provider = gateway.providers[tool];
+  if (!provider || provider.kind !== toolProviderKinds[tool]) {
+    return { ok: false, error: new GatewayError("not_found", `The tool \`${tool}\` is not configured on this gateway`) };
+  }
+  const apiKey = credentials?.[tool] ?? secrets[tool];
+  if (!apiKey) {
+    return { ok: false, error: new GatewayError("provider_not_configured", `The tool \`${tool}\` has no provider credential configured`) };
+  }
+  return {
+    ok: true,
+    value: {
+      tool,
+      baseUrl: provider.base_url,
+      apiKey,
+      timeoutMs: provider.timeout_ms,
+      maxRetries: provider.max_retries,
+      headers: provider.headers ?? {},
+    },
+  };
+}
