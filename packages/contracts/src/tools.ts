@@ -110,9 +110,14 @@ const url = z.string({ message: "url must be a string" }).trim().min(1, "url can
 
 /** `POST /v1/tools/webtool/extract` (Tavily `POST /extract`). */
 export const WebtoolExtractRequest = z.looseObject({
-  urls: z.union([url, z.array(url).min(1, "urls cannot be empty").max(webtoolBounds.extractMaxUrls, `urls takes at most ${webtoolBounds.extractMaxUrls} URLs`)], {
-    message: "urls must be a URL or a list of URLs",
-  }),
+  urls: z
+    .union([url, z.array(url)], { message: "urls must be a URL or a list of URLs" })
+    // Checked after the union, so the message says what is wrong rather than "no branch matched".
+    .superRefine((urls, ctx) => {
+      if (!Array.isArray(urls)) return;
+      if (urls.length === 0) ctx.addIssue({ code: "custom", message: "urls cannot be empty" });
+      if (urls.length > webtoolBounds.extractMaxUrls) ctx.addIssue({ code: "custom", message: `urls takes at most ${webtoolBounds.extractMaxUrls} URLs` });
+    }),
   query: opt(z.string()),
   chunks_per_source: opt(int("chunks_per_source", 1, 5)),
   extract_depth: opt(extractDepth),

@@ -10,6 +10,10 @@ import type { JsonObject } from "./synthetic";
  * `Authorization: Bearer <key>`, Tavily's `{"detail":{"error"}}` errors and scripted failures
  * (a scripted 429, 432, 433 or 500 without a body gets Tavily's own message).
  *
+ * Like the real API, a result's `raw_content` is null unless `include_raw_content` was sent (the
+ * OpenAPI types it string, with null as its example), and images are plain URL strings unless
+ * `include_image_descriptions` was sent (the OpenAPI types them objects; provider-wire-formats §1.2).
+ *
  * Answers are deterministic functions of the request: result URLs come from the query (or the
  * include_domains), page contents from the URL, so tests can predict them. `usage` is present only
  * when `include_usage` was sent (or `alwaysReportUsage`), as on the real API.
