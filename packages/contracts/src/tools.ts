@@ -255,8 +255,14 @@ export const WebtoolResearchFailed = z.looseObject({
   status: z.literal("failed"),
   response_time: z.number().optional(),
 });
-/** Any other status the provider may add: the spec's status set is open. */
-export const WebtoolResearchOther = z.looseObject({ request_id: z.string(), status: z.string() });
+/**
+ * Any other status the provider may add: the spec's status set is open. A known status whose body
+ * lacks its fields (a `completed` without `content`) is malformed, not "other".
+ */
+export const WebtoolResearchOther = z.looseObject({
+  request_id: z.string(),
+  status: z.string().refine((status) => !["completed", "failed", "pending", "in_progress"].includes(status), { message: "a known status without its fields" }),
+});
 
 export const WebtoolResearchStatus = z.union([WebtoolResearchCompleted, WebtoolResearchFailed, WebtoolResearchRunning, WebtoolResearchOther]);
 export type WebtoolResearchStatus = z.infer<typeof WebtoolResearchStatus>;
