@@ -1,6 +1,7 @@
 import type { RequestHandler, Response } from "express";
-import { findCredentialField } from "@gw/contracts";
+import { findCredentialField, type ToolName } from "@gw/contracts";
 import { GatewayError } from "@gw/errors";
+import { sendError } from "@gw/service-kit";
 import type { GatewayConfig } from "@gw/config";
 import type { Dispatcher } from "undici";
 import type { RetryPolicy } from "./upstream/retry";
@@ -46,6 +47,17 @@ export function sendToolAnswer(res: Response, answer: unknown, credential: strin
   let text = JSON.stringify(answer);
   if (credential.length >= 8 && text.includes(credential)) text = text.split(credential).join("[redacted]");
   res.type("application/json").send(text);
+}
+
+/**
+ * Answers a provider failure. Those the operator must act on (our credential refused, the account's
+ * quota spent, the provider down or slow) are logged; the caller's own mistakes are not.
+ */
+export function sendToolFailure(res: Response, path: string, tool: ToolName, error: GatewayError): void {
+  if (error.status >= 500 || error.type === "insufficient_quota") {
+    res.locals.log.warn({ tool, code: error.code, status: error.status, message: error.message }, "tool provider call failed");
+  }
+  sendError(res, error, path);
 }
 
 /** A known tool path called with another method: 405 naming the one it takes. */

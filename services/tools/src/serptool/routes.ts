@@ -1,8 +1,8 @@
 import type { IRouter } from "express";
 import { SerptoolSearchQuery } from "@gw/contracts";
 import { fromZodError } from "@gw/errors";
-import { routeLabel, sendError } from "@gw/service-kit";
-import { clientGone, onlyMethod, refuseCredentials, sendToolAnswer, type ToolRouteDeps } from "../route-kit";
+import { routeLabel } from "@gw/service-kit";
+import { clientGone, onlyMethod, refuseCredentials, sendToolAnswer, sendToolFailure, type ToolRouteDeps } from "../route-kit";
 import { resolveToolUpstream } from "../tool-upstream";
 import { createSerptoolClient } from "./client";
 
@@ -22,7 +22,7 @@ export function mountSerptoolRoutes(router: IRouter, deps: ToolRouteDeps): void 
     const signal = clientGone(res);
     const result = await createSerptoolClient(upstream.value, deps.agent, deps.retry).search(parsed.data, { signal });
     if (signal.aborted) return;
-    if (!result.ok) return sendError(res, result.error, req.path);
+    if (!result.ok) return sendToolFailure(res, req.path, "serptool", result.error);
     sendToolAnswer(res, result.value, upstream.value.apiKey);
   });
   router.all(path, routeLabel(path), onlyMethod("GET"));

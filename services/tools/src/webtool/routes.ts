@@ -1,9 +1,9 @@
 import express, { type IRouter } from "express";
 import { WebtoolCrawlRequest, WebtoolExtractRequest, WebtoolMapRequest, WebtoolSearchRequest } from "@gw/contracts";
 import { fromZodError } from "@gw/errors";
-import { routeLabel, sendError } from "@gw/service-kit";
+import { routeLabel } from "@gw/service-kit";
 import type { z } from "zod";
-import { clientGone, onlyMethod, refuseCredentials, sendToolAnswer, type ToolRouteDeps } from "../route-kit";
+import { clientGone, onlyMethod, refuseCredentials, sendToolAnswer, sendToolFailure, type ToolRouteDeps } from "../route-kit";
 import { resolveToolUpstream } from "../tool-upstream";
 import type { ToolOutcome } from "../upstream/call";
 import { createWebtoolClient, type WebtoolClient } from "./client";
@@ -40,7 +40,7 @@ export function mountWebtoolRoutes(router: IRouter, deps: ToolRouteDeps): void {
       const signal = clientGone(res);
       const result = await spec.call(createWebtoolClient(upstream.value, deps.agent, deps.retry), parsed.data, signal);
       if (signal.aborted) return;
-      if (!result.ok) return sendError(res, result.error, req.path);
+      if (!result.ok) return sendToolFailure(res, req.path, "webtool", result.error);
       sendToolAnswer(res, result.value, upstream.value.apiKey);
     });
     router.all(path, routeLabel(path), onlyMethod("POST"));
