@@ -65,10 +65,9 @@ export function deferred(): Deferred {
 export function jobWork(id: string, extra: Partial<JobWork> = {}): JobWork {
   return {
     job_id: `job_${id}`,
-    route: "/v1/research",
-    workspace_id: "ws_test",
-    key_id: "key_test",
-    request: { input: id },
+    route: "tools/webtool/research",
+    identity: { workspace_id: "ws_test", key_id: "key_test", plan: "pro", models: [["*"]], tools: ["webtool"] },
+    request: { format: "json", body: { input: id } },
     attempt: 1,
     ...extra,
   };

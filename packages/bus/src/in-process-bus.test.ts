@@ -40,8 +40,8 @@ describe("in-process bus", () => {
     const bus = createInProcessBus({ logger: createRecordingLogger() });
     const at = new Date("2025-01-01T00:00:00Z");
     const got: unknown[] = [];
-    await bus.consume("jobs.work.tools", { durable: "tools" }, async (m) => void got.push(m.request));
-    await bus.enqueue("jobs.work.tools", jobWork("w", { request: { at, skip: undefined } }), { msgId: "w" });
+    await bus.consume("jobs.work.tools", { durable: "tools" }, async (m) => void got.push(m.request.format === "json" ? m.request.body : undefined));
+    await bus.enqueue("jobs.work.tools", jobWork("w", { request: { format: "json", body: { at, skip: undefined } } }), { msgId: "w" });
     await waitFor(() => got.length === 1, "the delivery");
     expect(got[0]).toEqual({ at: "2025-01-01T00:00:00.000Z" });
     await bus.close();

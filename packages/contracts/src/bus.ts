@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { Identity } from "./identity";
 
 /**
  * Every NATS message the mesh sends, by subject. Broadcast subjects go over core NATS (every
@@ -15,18 +16,40 @@ export const IdentityChanged = z.object({
 });
 export type IdentityChanged = z.infer<typeof IdentityChanged>;
 
-/** Work for an async job, published by jobs, consumed by inference or tools. */
+/**
+ * How a job's request travels: a JSON body as parsed JSON, a multipart form (transcriptions) as its
+ * exact bytes, base64, with the content type that carries the boundary.
+ */
+export const JobRequest = z.discriminatedUnion("format", [
+  z.object({ format: z.literal("json"), body: z.unknown() }),
+  z.object({ format: z.literal("multipart"), content_type: z.string().min(1), base64: z.string() }),
+]);
+export type JobRequest = z.infer<typeof JobRequest>;
+
+/**
+ * Work for an async job, published by jobs, consumed by inference (model routes) or tools
+ * (research). It carries the caller's identity as ingress signed it at creation, and for an
+ * enterprise workspace its sealed credentials, so the work runs with the rights and keys the
+ * creating call had. `attempt` counts dispatches by the jobs service (a deadline retry is a new
+ * attempt); `resume` holds what an earlier attempt learned (the upstream's own task id).
+ */
 export const JobWork = z.object({
   job_id: z.string().startsWith("job_"),
   route: z.string().min(1),
-  workspace_id: z.string().min(1),
-  key_id: z.string().min(1),
-  request: z.unknown(),
+  identity: Identity,
+  credentials: z.string().optional(),
+  request: JobRequest,
   attempt: z.number().int().min(1),
+  request_id: z.string().optional(),
+  resume: z.object({ upstream_id: z.string().min(1) }).optional(),
 });
 export type JobWork = z.infer<typeof JobWork>;
 
-/** Outcome of an async job, published by the worker, applied idempotently by jobs. */
+/**
+ * Outcome of an async job, published by the worker, applied idempotently by jobs: a finished job
+ * (`completed`, `failed`) never changes again, and a running status only replaces an older one.
+ * `upstream_id` is the upstream's own id of the task (research), kept so a retry can resume it.
+ */
 export const JobEvent = z.object({
   job_id: z.string().startsWith("job_"),
   status: z.string().min(1),
@@ -34,6 +57,7 @@ export const JobEvent = z.object({
   at: z.number().int(),
   result: z.unknown().optional(),
   error: z.unknown().optional(),
+  upstream_id: z.string().optional(),
 });
 export type JobEvent = z.infer<typeof JobEvent>;
 

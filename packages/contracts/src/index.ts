@@ -12,3 +12,4 @@ export * from "./audio";
 export * from "./responses";
 export * from "./ocr";
 export * from "./tools";
+export * from "./jobs";

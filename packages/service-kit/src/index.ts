@@ -7,3 +7,5 @@ export * from "./server";
 export * from "./patterns";
 export * from "./internal-service";
 export * from "./sealed";
+export * from "./catalog";
+export * from "./multipart";

@@ -7,7 +7,7 @@ import { createPgDb, createPgliteDb, type Db } from "@gw/db";
 import type { Logger } from "@gw/logger";
 import { createInferenceService } from "@gw/inference";
 import { createIngressService, rateLimitSettings } from "@gw/ingress";
-import { createJobsService } from "@gw/jobs";
+import { createJobsService, jobTimings } from "@gw/jobs";
 import { createToolsService } from "@gw/tools";
 import type { EmbeddedEnv } from "./config";
 
@@ -42,7 +42,7 @@ export async function startEmbedded(
     gateway,
     secrets,
     logger: logger.child({ component: "inference" }),
-    settings: { host: loopback, port: 0, internalSecret, bodyLimitBytes },
+    settings: { host: loopback, port: 0, internalSecret, bodyLimitBytes, jobConcurrency: env.GATEWAY_JOB_CONCURRENCY },
   });
   const tools = createToolsService({
     bus,
@@ -51,7 +51,13 @@ export async function startEmbedded(
     logger: logger.child({ component: "tools" }),
     settings: { host: loopback, port: 0, internalSecret },
   });
-  const jobs = createJobsService({ bus, db, logger: logger.child({ component: "jobs" }), settings: { host: loopback, port: 0, internalSecret } });
+  const jobs = createJobsService({
+    bus,
+    db,
+    gateway,
+    logger: logger.child({ component: "jobs" }),
+    settings: { host: loopback, port: 0, internalSecret, bodyLimitBytes, timings: jobTimings(env) },
+  });
   const backends = { inference: (await inference.start()).url, tools: (await tools.start()).url, jobs: (await jobs.start()).url };
   const ingress = createIngressService({
     db,

@@ -10,6 +10,7 @@ const InferenceEnv = z.object({
   NATS_URL: z.string().min(1),
   NATS_NAMESPACE: z.string().regex(/^[a-z0-9]+$/).default("gw"),
   GATEWAY_BODY_LIMIT_MB: z.coerce.number().positive().max(512).default(32),
+  GATEWAY_JOB_CONCURRENCY: z.coerce.number().int().min(0).max(1024).default(16),
   LOG_LEVEL: logLevel,
 });
 export type InferenceEnv = z.infer<typeof InferenceEnv>;

@@ -22,6 +22,7 @@ await runUntilSignal(logger, async () => {
       port: env.INFERENCE_PORT,
       internalSecret: env.GATEWAY_INTERNAL_SECRET,
       bodyLimitBytes: Math.floor(env.GATEWAY_BODY_LIMIT_MB * 1024 * 1024),
+      jobConcurrency: env.GATEWAY_JOB_CONCURRENCY,
     },
   });
   await service.start();

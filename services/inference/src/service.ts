@@ -1,8 +1,8 @@
-import type { Bus } from "@gw/bus";
+import type { Bus, Consumer } from "@gw/bus";
 import type { GatewayConfig } from "@gw/config";
 import type { Logger } from "@gw/logger";
 import { createInternalHttp } from "@gw/service-kit";
-import { Catalog } from "./catalog";
+import { Catalog } from "@gw/service-kit";
 import { CircuitBreakers } from "./circuit-breaker";
 import { mountAudioRoutes } from "./routes/audio";
 import { mountChatRoutes } from "./routes/chat";
@@ -15,12 +15,15 @@ import { mountResponsesRoutes } from "./routes/responses";
 import { mountRerankRoutes } from "./routes/rerank";
 import { mountOcrRoutes } from "./routes/ocr";
 import { createUpstreamAgent } from "./upstream/http";
+import { startJobWorker } from "./job-worker";
 
 export interface InferenceSettings {
   host: string;
   port: number;
   internalSecret: string;
   bodyLimitBytes: number;
+  /** Async jobs this process runs at once; 0 runs none (a replica that only serves live calls). */
+  jobConcurrency: number;
 }
 
 export interface InferenceDeps {
@@ -71,12 +74,24 @@ export function createInferenceService(deps: InferenceDeps): InferenceService {
     }
   }
 
+  let worker: Consumer | undefined;
   return {
     async start() {
       const server = await http.start();
+      if (settings.jobConcurrency > 0) {
+        worker = await startJobWorker({
+          bus: deps.bus,
+          selfUrl: server.url,
+          internalSecret: settings.internalSecret,
+          logger,
+          concurrency: settings.jobConcurrency,
+        });
+      }
       return { url: server.url };
     },
     async stop() {
+      // Running jobs finish (and are acked) while the routes they call still answer.
+      await worker?.stop();
       await http.stop();
       await agent.close();
     },

@@ -1,13 +1,37 @@
 import { z } from "zod";
-import { logLevel, parseEnv, port, secret } from "@gw/config";
+import { defaultConfigPath, logLevel, parseEnv, port, secret } from "@gw/config";
 
-const JobsEnv = z.object({
+/**
+ * How async jobs are run, shared by the jobs process and the embedded default: an attempt's
+ * deadline, the attempts before a job fails, how long finished jobs are kept, how often the sweep
+ * that enforces all three runs.
+ */
+export const JobTimingEnv = z.object({
+  GATEWAY_JOB_TIMEOUT_MS: z.coerce.number().int().min(1_000).default(600_000),
+  GATEWAY_JOB_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(20).default(3),
+  GATEWAY_JOB_RETENTION_HOURS: z.coerce.number().positive().default(168),
+  GATEWAY_JOB_SWEEP_MS: z.coerce.number().int().min(100).default(1_000),
+});
+export type JobTimingEnv = z.infer<typeof JobTimingEnv>;
+
+export function jobTimings(env: JobTimingEnv) {
+  return {
+    attemptTimeoutMs: env.GATEWAY_JOB_TIMEOUT_MS,
+    maxAttempts: env.GATEWAY_JOB_MAX_ATTEMPTS,
+    retentionMs: Math.round(env.GATEWAY_JOB_RETENTION_HOURS * 3_600_000),
+    sweepIntervalMs: env.GATEWAY_JOB_SWEEP_MS,
+  };
+}
+
+const JobsEnv = JobTimingEnv.extend({
   JOBS_PORT: port(8083),
   HOST: z.string().default("0.0.0.0"),
   GATEWAY_INTERNAL_SECRET: secret,
+  GATEWAY_CONFIG: z.string().min(1).default(defaultConfigPath()),
   DATABASE_URL: z.url({ protocol: /^postgres(ql)?$/ }),
   NATS_URL: z.string().min(1),
   NATS_NAMESPACE: z.string().regex(/^[a-z0-9]+$/).default("gw"),
+  GATEWAY_BODY_LIMIT_MB: z.coerce.number().positive().max(512).default(32),
   LOG_LEVEL: logLevel,
 });
 export type JobsEnv = z.infer<typeof JobsEnv>;

@@ -1,2 +1,3 @@
 export { createJobsService, jobsMigrations } from "./service";
 export type { JobsDeps, JobsService, JobsSettings } from "./service";
+export { JobTimingEnv, jobTimings } from "./config";

@@ -1,10 +1,15 @@
 import { createNatsBus } from "@gw/bus";
+import { loadGatewayConfig } from "@gw/config";
 import { createPgDb } from "@gw/db";
 import { loadOrExit, runUntilSignal } from "@gw/service-kit";
-import { loadJobsEnv } from "./config";
+import { jobTimings, loadJobsEnv } from "./config";
 import { createJobsService } from "./service";
 
-const { config: env, logger } = loadOrExit("jobs", process.env.LOG_LEVEL, () => loadJobsEnv(process.env));
+const { config, logger } = loadOrExit("jobs", process.env.LOG_LEVEL, () => {
+  const env = loadJobsEnv(process.env);
+  return { ...env, gateway: loadGatewayConfig(env.GATEWAY_CONFIG) };
+});
+const { gateway, ...env } = config;
 
 await runUntilSignal(logger, async () => {
   const db = createPgDb({ url: env.DATABASE_URL, applicationName: "gw-jobs" });
@@ -13,7 +18,14 @@ await runUntilSignal(logger, async () => {
     db,
     bus,
     logger,
-    settings: { host: env.HOST, port: env.JOBS_PORT, internalSecret: env.GATEWAY_INTERNAL_SECRET },
+    gateway,
+    settings: {
+      host: env.HOST,
+      port: env.JOBS_PORT,
+      internalSecret: env.GATEWAY_INTERNAL_SECRET,
+      bodyLimitBytes: Math.floor(env.GATEWAY_BODY_LIMIT_MB * 1024 * 1024),
+      timings: jobTimings(env),
+    },
   });
   await service.start();
   return {

@@ -1,17 +1,25 @@
 import { fileURLToPath } from "node:url";
-import type { Bus } from "@gw/bus";
+import type { Bus, Consumer } from "@gw/bus";
+import type { GatewayConfig } from "@gw/config";
 import { runMigrations, type Db } from "@gw/db";
 import type { Logger } from "@gw/logger";
-import { createInternalHttp } from "@gw/service-kit";
+import { Catalog, createInternalHttp } from "@gw/service-kit";
+import { Dispatcher, type JobTimings } from "./dispatcher";
+import { JobStore } from "./job-store";
+import { mountJobRoutes } from "./routes";
 
 export interface JobsSettings {
   host: string;
   port: number;
   internalSecret: string;
+  bodyLimitBytes: number;
+  timings: JobTimings;
 }
 
 export interface JobsDeps {
   settings: JobsSettings;
+  /** The model catalog, so a job is refused at creation exactly as its regular call would be. */
+  gateway: GatewayConfig;
   db: Db;
   bus: Bus;
   logger: Logger;
@@ -24,25 +32,45 @@ export interface JobsService {
 
 export const jobsMigrations = fileURLToPath(new URL("../migrations", import.meta.url));
 
+/** Events applied at once; each is one UPDATE, so this bounds the jobs service's share of the pool. */
+const EVENT_CONCURRENCY = 8;
+
 /**
- * The jobs service: job and research state in the `jobs` schema. Its async routes arrive with the
- * async-jobs work; until then every /v1 call is answered 404 in the route's envelope.
+ * The jobs service: job and research state in the `jobs` schema. It writes a job, then publishes its
+ * work for inference or tools; it applies the workers' events; its sweep republishes, retries, fails
+ * and removes jobs as their deadlines and retention say.
  */
 export function createJobsService(deps: JobsDeps): JobsService {
+  const { settings, logger } = deps;
+  const store = new JobStore(deps.db, settings.timings.attemptTimeoutMs);
+  const dispatcher = new Dispatcher(store, deps.bus, settings.timings, logger);
+  const catalog = new Catalog(deps.gateway);
+  let events: Consumer | undefined;
   const http = createInternalHttp({
     name: "jobs",
-    logger: deps.logger,
-    host: deps.settings.host,
-    port: deps.settings.port,
-    internalSecret: deps.settings.internalSecret,
+    logger,
+    host: settings.host,
+    port: settings.port,
+    internalSecret: settings.internalSecret,
     checks: { postgres: () => deps.db.ping(), nats: () => deps.bus.ping() },
-    mount() {},
+    mount(app) {
+      mountJobRoutes(app, { store, dispatcher, catalog, bodyLimit: `${settings.bodyLimitBytes}b` });
+    },
   });
   return {
     async start() {
-      await runMigrations(deps.db, { schema: "jobs", dir: jobsMigrations, logger: deps.logger });
+      await runMigrations(deps.db, { schema: "jobs", dir: jobsMigrations, logger });
+      events = await deps.bus.consume("jobs.events", { durable: "jobs", concurrency: EVENT_CONCURRENCY, maxDeliver: 20 }, async (event) => {
+        const changed = await store.apply(event);
+        logger.debug({ job: event.job_id, status: event.status, attempt: event.attempt, changed }, "jobs: event applied");
+      });
+      dispatcher.start();
       return { url: (await http.start()).url };
     },
-    stop: () => http.stop(),
+    async stop() {
+      await http.stop();
+      await dispatcher.stop();
+      await events?.stop();
+    },
   };
 }

@@ -20,6 +20,8 @@ import type {
 } from "@gw/contracts";
 import type { ProviderConfig } from "@gw/config";
 import type { GatewayError } from "@gw/errors";
+import type { TranscriptionUpload } from "@gw/service-kit";
+export type { TranscriptionUpload, UploadedFile } from "@gw/service-kit";
 import type { Dispatcher } from "undici";
 
 /** What an adapter gets to reach its upstream. The credential always comes from the server. */
@@ -145,13 +147,6 @@ export type SpeechResult =
  * A parsed transcription form: the checked fields, and every entry in the caller's order (the file,
  * repeated `x[]` fields and unknown ones included) so the upstream gets the form the caller sent.
  */
-export interface TranscriptionUpload {
-  form: TranscriptionForm;
-  entries: ReadonlyArray<readonly [name: string, value: string | UploadedFile]>;
-}
-
-/** A form's file as undici parses it (Node's own File, which the global `File` type is not). */
-export type UploadedFile = import("node:buffer").File;
 
 /** JSON formats (`json`, `verbose_json`, `diarized_json`), text ones (`text`, `srt`, `vtt`) or a stream. */
 export type TranscriptionResult =

@@ -1,7 +1,7 @@
 import { internalHeaders } from "@gw/contracts";
 import { assertOpenAI, speechBytes, startOpenAIUpstream, type UpstreamEmulator } from "@gw/testkit";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { readTranscriptionForm } from "./audio";
+import { readTranscriptionForm } from "@gw/service-kit";
 import { multipart, sseData, startRouteTestService, type RouteTestService } from "./route-test-service";
 
 const UPSTREAM_KEY = "sk-audio-route-upstream";

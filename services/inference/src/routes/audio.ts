@@ -1,12 +1,10 @@
 import { pipeline } from "node:stream/promises";
 import express, { type IRouter } from "express";
-import { SpeechRequest, TranscriptionForm } from "@gw/contracts";
-import { fromZodError, GatewayError } from "@gw/errors";
+import { SpeechRequest } from "@gw/contracts";
+import { fromZodError } from "@gw/errors";
 import type { Logger } from "@gw/logger";
-import { routeLabel, sendError } from "@gw/service-kit";
-import { Response } from "undici";
+import { readTranscriptionForm, routeLabel, sendError } from "@gw/service-kit";
 import { withFallback } from "../fallback";
-import type { TranscriptionUpload } from "../providers/types";
 import type { ChatRouteDeps } from "./chat";
 import { writeRelayedStream } from "./relay-stream";
 import { clientGone } from "./sse-writer";
@@ -81,22 +79,3 @@ export function mountAudioRoutes(router: IRouter, deps: ChatRouteDeps): void {
   );
 }
 
-/**
- * Parses a transcription form (already read whole, within the body limit) and checks its fields:
- * a missing or malformed `file` or `model` is a 400 naming that field.
- */
-export async function readTranscriptionForm(contentType: string | undefined, body: unknown): Promise<TranscriptionUpload> {
-  if (!contentType || !/^multipart\/form-data\s*;/i.test(contentType)) {
-    throw new GatewayError("invalid_request", "Invalid body: expected multipart/form-data with `file` and `model` fields");
-  }
-  let form: Awaited<ReturnType<Response["formData"]>>;
-  try {
-    form = await new Response(Buffer.isBuffer(body) ? body : Buffer.alloc(0), { headers: { "content-type": contentType } }).formData();
-  } catch {
-    throw new GatewayError("invalid_request", "Invalid body: not valid multipart/form-data");
-  }
-  const entries = [...form.entries()];
-  const parsed = TranscriptionForm.safeParse(Object.fromEntries(entries));
-  if (!parsed.success) throw fromZodError(parsed.error);
-  return { form: parsed.data, entries };
-}

@@ -2,7 +2,7 @@ import type { IRouter } from "express";
 import type { GatewayConfig } from "@gw/config";
 import { ChatCompletionRequest } from "@gw/contracts";
 import type { Dispatcher } from "undici";
-import type { Catalog } from "../catalog";
+import type { Catalog } from "@gw/service-kit";
 import type { CircuitBreakers } from "../circuit-breaker";
 import { chatOn } from "../translate/adapt";
 import { mountModelRoute } from "./model-route";

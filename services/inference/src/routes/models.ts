@@ -1,6 +1,6 @@
 import type { IRouter } from "express";
 import { routeLabel } from "@gw/service-kit";
-import type { Catalog } from "../catalog";
+import type { Catalog } from "@gw/service-kit";
 
 export function mountModelRoutes(router: IRouter, catalog: Catalog): void {
   router.get("/v1/models", routeLabel("/v1/models"), (_req, res) => {

@@ -29,7 +29,7 @@ beforeAll(async () => {
   });
   const logger = createLogger({ service: "inference-test", level: "warn", destination: new Writable({ write: (_c, _e, done) => done() }) });
   service = createInferenceService({
-    settings: { host: "127.0.0.1", port: 0, internalSecret: SECRET, bodyLimitBytes: 1_000_000 },
+    settings: { host: "127.0.0.1", port: 0, internalSecret: SECRET, bodyLimitBytes: 1_000_000, jobConcurrency: 0 },
     gateway,
     secrets: { mistral: MISTRAL_KEY },
     bus: createInProcessBus({ logger }),

@@ -57,7 +57,7 @@ export async function startRouteTestService(options: {
   });
   const logger = createLogger({ service: "inference-test", level: "warn", destination: new Writable({ write: (_c, _e, done) => done() }) });
   const service = createInferenceService({
-    settings: { host: "127.0.0.1", port: 0, internalSecret: SECRET, bodyLimitBytes: options.bodyLimitBytes ?? 1_000_000 },
+    settings: { host: "127.0.0.1", port: 0, internalSecret: SECRET, bodyLimitBytes: options.bodyLimitBytes ?? 1_000_000, jobConcurrency: 0 },
     gateway,
     secrets: Object.fromEntries(Object.entries(options.upstreams).map(([name, up]) => [name, up.key])),
     bus: createInProcessBus({ logger }),

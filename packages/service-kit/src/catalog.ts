@@ -1,7 +1,7 @@
 import type { GatewayConfig, ModelConfig, ModelType } from "@gw/config";
 import type { Identity, ModelEntry } from "@gw/contracts";
 import { GatewayError } from "@gw/errors";
-import { allowedByAll } from "@gw/service-kit";
+import { allowedByAll } from "./patterns";
 
 /** The public model catalog from the config file, seen through a caller's allow-lists. */
 export class Catalog {

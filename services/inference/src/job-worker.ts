@@ -1,0 +1,103 @@
+import type { Bus, Consumer, MessageMeta } from "@gw/bus";
+import { internalHeaders, jobStatuses, type JobEvent, type JobWork } from "@gw/contracts";
+import { GatewayError } from "@gw/errors";
+import type { Logger } from "@gw/logger";
+import { errorFormatFor, signIdentity } from "@gw/service-kit";
+import { Agent, request } from "undici";
+
+export interface JobWorkerOptions {
+  bus: Bus;
+  /** This service's own URL: a job runs through the regular route, so its result is that route's answer. */
+  selfUrl: string;
+  internalSecret: string;
+  logger: Logger;
+  /** Jobs run at once by this process. */
+  concurrency: number;
+}
+
+/** Deliveries of one attempt before a temporary failure (429, 5xx after the route's own retries) fails the job. */
+const TEMPORARY_FAILURE_DELIVERIES = 3;
+/** Wait before such a delivery is tried again: the route already retried and fell back. */
+const RETRY_DELAY_MS = 5_000;
+const TEMPORARY_STATUSES = new Set([429, 502, 503, 504]);
+
+type Outcome = { ok: true; result: unknown } | { ok: false; status: number; error: unknown };
+
+/**
+ * Runs model jobs from `jobs.work.inference`: reports `processing`, calls the job's regular route on
+ * this service with the identity (and sealed credentials) the creating call had, and reports
+ * `completed` with the route's answer or `failed` with its error envelope. The message is acked only
+ * after the outcome is on the bus, so a crash at any point means a redelivery, never a lost job; the
+ * jobs service absorbs the duplicate events that redeliveries cause.
+ */
+export async function startJobWorker(options: JobWorkerOptions): Promise<Consumer> {
+  const { bus, logger } = options;
+  // Unbounded here: the route bounds each upstream attempt, the jobs service bounds the whole job.
+  const agent = new Agent({ headersTimeout: 0, bodyTimeout: 0, keepAliveTimeout: 30_000 });
+
+  async function publish(work: JobWork, status: string, extra: Partial<JobEvent> = {}): Promise<void> {
+    const event: JobEvent = { job_id: work.job_id, status, attempt: work.attempt, at: Date.now(), ...extra };
+    const final = status === jobStatuses.completed || status === jobStatuses.failed;
+    await bus.enqueue("jobs.events", event, { msgId: `${work.job_id}:${work.attempt}:${final ? "final" : status}` });
+  }
+
+  async function run(work: JobWork): Promise<Outcome> {
+    const headers: Record<string, string> = {
+      [internalHeaders.identity]: signIdentity(work.identity, options.internalSecret),
+      "content-type": work.request.format === "json" ? "application/json" : work.request.content_type,
+    };
+    if (work.credentials) headers[internalHeaders.credentials] = work.credentials;
+    if (work.request_id) headers[internalHeaders.requestId] = work.request_id;
+    const body = work.request.format === "json" ? JSON.stringify(work.request.body) : Buffer.from(work.request.base64, "base64");
+    const response = await request(`${options.selfUrl}/v1/${work.route}`, { method: "POST", headers, body, dispatcher: agent });
+    const contentType = String(response.headers["content-type"] ?? "");
+    const bytes = Buffer.from(await response.body.arrayBuffer());
+    const answer = readAnswer(contentType, bytes);
+    if (response.statusCode >= 200 && response.statusCode < 300) return { ok: true, result: answer };
+    return { ok: false, status: response.statusCode, error: answer };
+  }
+
+  const consumer = await bus.consume(
+    "jobs.work.inference",
+    { durable: "inference", concurrency: options.concurrency, maxDeliver: 10, retryDelayMs: RETRY_DELAY_MS },
+    async (work: JobWork, meta: MessageMeta) => {
+      const log = { job: work.job_id, route: work.route, attempt: work.attempt, delivery: meta.deliveryCount };
+      await publish(work, jobStatuses.processing);
+      let outcome: Outcome;
+      try {
+        outcome = await run(work);
+      } catch (err) {
+        // This service's own route did not answer: it is stopping or overloaded. Try again later.
+        logger.warn({ ...log, err }, "jobs: running a job failed before an answer; it will be delivered again");
+        throw err;
+      }
+      if (!outcome.ok && TEMPORARY_STATUSES.has(outcome.status) && meta.deliveryCount < TEMPORARY_FAILURE_DELIVERIES) {
+        logger.warn({ ...log, status: outcome.status }, "jobs: a job failed for now; it will be delivered again");
+        throw new Error(`temporary failure ${outcome.status}`);
+      }
+      await publish(work, outcome.ok ? jobStatuses.completed : jobStatuses.failed, outcome.ok ? { result: outcome.result } : { error: outcome.error });
+    },
+  );
+  return {
+    async stop() {
+      await consumer.stop();
+      await agent.close();
+    },
+  };
+}
+
+/**
+ * A JSON answer as JSON, a text one (srt, vtt, text transcriptions) as its text, anything else
+ * (speech) as its bytes in base64 with their content type.
+ */
+function readAnswer(contentType: string, bytes: Buffer): unknown {
+  if (/^application\/json/i.test(contentType)) {
+    try {
+      return JSON.parse(bytes.toString("utf8"));
+    } catch {
+      return new GatewayError("upstream_error", "The model route answered with malformed JSON").toEnvelope(errorFormatFor("/v1"));
+    }
+  }
+  if (/^text\//i.test(contentType)) return bytes.toString("utf8");
+  return { object: "binary", content_type: contentType || "application/octet-stream", data: bytes.toString("base64") };
+}

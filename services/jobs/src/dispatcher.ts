@@ -1,0 +1,102 @@
+import type { Bus } from "@gw/bus";
+import { internalHeaders, type JobWork } from "@gw/contracts";
+import { GatewayError } from "@gw/errors";
+import type { Logger } from "@gw/logger";
+import { errorFormatFor } from "@gw/service-kit";
+import { workSubjectFor } from "./async-routes";
+import type { JobRow, JobStore } from "./job-store";
+
+export interface JobTimings {
+  /** How long one attempt may run before it is given up on and retried. */
+  attemptTimeoutMs: number;
+  /** Attempts (deadline retries) before a job fails. */
+  maxAttempts: number;
+  /** How long finished jobs are kept. */
+  retentionMs: number;
+  /** How often the sweep runs. */
+  sweepIntervalMs: number;
+}
+
+const BATCH = 100;
+/** An undispatched row younger than this is probably being published by the request that wrote it. */
+const OUTBOX_GRACE_MS = 2_000;
+
+/**
+ * Puts jobs' work on the bus and keeps it moving: the work message of a row (the row always exists
+ * first), and a sweep that publishes rows a crash left unpublished, retries attempts past their
+ * deadline, fails jobs out of attempts and removes finished jobs past retention.
+ * The message id is the job id and attempt, so a row published twice (by its request and by the
+ * sweep) is one message on the bus.
+ */
+export class Dispatcher {
+  private timer: NodeJS.Timeout | undefined;
+  private sweeping: Promise<void> | undefined;
+
+  constructor(
+    private readonly store: JobStore,
+    private readonly bus: Bus,
+    private readonly timings: JobTimings,
+    private readonly logger: Logger,
+  ) {}
+
+  /** Publishes a job's work and records it; a failure is logged and left to the sweep. */
+  async dispatch(job: JobRow): Promise<boolean> {
+    const work: JobWork = {
+      job_id: job.id,
+      route: job.route,
+      identity: job.identity,
+      request: job.request,
+      attempt: job.attempts,
+      ...(job.credentials ? { credentials: job.credentials } : {}),
+      ...(job.request_id ? { request_id: job.request_id } : {}),
+      ...(job.upstream_id ? { resume: { upstream_id: job.upstream_id } } : {}),
+    };
+    try {
+      await this.bus.enqueue(workSubjectFor(job.route), work, {
+        msgId: `${job.id}:${job.attempts}`,
+        headers: job.request_id ? { [internalHeaders.requestId]: job.request_id } : undefined,
+      });
+      await this.store.markDispatched(job.id, job.attempts);
+      return true;
+    } catch (err) {
+      this.logger.warn({ err, job: job.id }, "jobs: publishing a job's work failed; the sweep will publish it");
+      return false;
+    }
+  }
+
+  start(): void {
+    const tick = () => {
+      this.sweeping = this.sweep()
+        .catch((err: unknown) => this.logger.warn({ err }, "jobs: sweep failed; trying again"))
+        .finally(() => {
+          if (this.timer) this.timer = setTimeout(tick, this.timings.sweepIntervalMs);
+        });
+    };
+    this.timer = setTimeout(tick, this.timings.sweepIntervalMs);
+  }
+
+  async stop(): Promise<void> {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    await this.sweeping;
+  }
+
+  async sweep(): Promise<void> {
+    const { maxAttempts, retentionMs } = this.timings;
+    for (const job of await this.store.retryOverdue(maxAttempts, BATCH)) {
+      this.logger.warn({ job: job.id, attempt: job.attempts }, "jobs: an attempt passed its deadline; retrying");
+      await this.dispatch(job);
+    }
+    const failed = await this.store.failOverdue(maxAttempts, timeoutError, BATCH);
+    if (failed.length > 0) this.logger.warn({ jobs: failed }, "jobs: out of attempts past the deadline; failed");
+    for (const job of await this.store.undispatched(OUTBOX_GRACE_MS, BATCH)) await this.dispatch(job);
+    const removed = await this.store.removeFinished(retentionMs, BATCH * 10);
+    if (removed > 0) this.logger.info({ removed }, "jobs: finished jobs past retention removed");
+  }
+}
+
+/** The error of a job that ran out of attempts, in the envelope its regular route uses. */
+function timeoutError(route: string, attempts: number): unknown {
+  const error = new GatewayError("upstream_timeout", `The job did not finish in time after ${attempts} attempt${attempts === 1 ? "" : "s"}`);
+  return error.toEnvelope(errorFormatFor(`/v1/${route}`));
+}

@@ -1,0 +1,221 @@
+import { createHash, randomBytes } from "node:crypto";
+import express, { type Express, type Request, type Response } from "express";
+import {
+  AsyncJob,
+  finishedJobStatuses,
+  idempotencyKeyHeader,
+  internalHeaders,
+  WebtoolResearchRequest,
+  type Identity,
+  type JobRequest,
+} from "@gw/contracts";
+import { fromZodError, GatewayError } from "@gw/errors";
+import { readTranscriptionForm, routeLabel, type Catalog } from "@gw/service-kit";
+import { asyncModelRoutes, researchRoute, type AsyncModelRoute } from "./async-routes";
+import type { Dispatcher } from "./dispatcher";
+import type { JobRow, JobStore, NewJob } from "./job-store";
+
+export interface JobRoutesDeps {
+  store: JobStore;
+  dispatcher: Dispatcher;
+  catalog: Catalog;
+  /** Largest request body, as for the regular routes (express's `limit` syntax). */
+  bodyLimit: string;
+}
+
+const jsonBody = (limit: string) => express.json({ limit, type: () => true });
+const rawBody = (limit: string) => express.raw({ limit, type: () => true });
+
+/**
+ * `POST /v1/async/<route>` and `GET /v1/async/<route>/{job_id}` for every model route, and research:
+ * `POST /v1/tools/webtool/research` and `GET /v1/tools/webtool/research/{job_id}`.
+ */
+export function mountJobRoutes(app: Express, deps: JobRoutesDeps): void {
+  const json = jsonBody(deps.bodyLimit);
+  const raw = rawBody(deps.bodyLimit);
+
+  app.post("/v1/async/*route", routeLabel("/v1/async"), (req, res, next) => {
+    const spec = asyncModelRoutes[asyncRouteOf(req)];
+    if (!spec) return next(unknownAsyncRoute(req));
+    (spec.schema ? json : raw)(req, res, next);
+  }, async (req, res) => {
+    const route = asyncRouteOf(req);
+    const spec = asyncModelRoutes[route]!;
+    const identity = res.locals.identity as Identity;
+    const { request, hashInput } = await readAsyncRequest(req, spec, identity, deps.catalog);
+    const outcome = await create(deps, req, route, request, hashInput);
+    res.status(202).json({ id: outcome.id, status: outcome.status, created_at: unixSeconds(outcome.created_at) });
+  });
+
+  app.get("/v1/async/*route", routeLabel("/v1/async"), async (req, res) => {
+    const segments = asyncRouteOf(req).split("/");
+    const id = segments.pop() ?? "";
+    const route = segments.join("/");
+    if (!asyncModelRoutes[route] || !id.startsWith("job_")) throw unknownAsyncRoute(req);
+    const job = await deps.store.read(id, route, (res.locals.identity as Identity).workspace_id);
+    if (!job) throw jobNotFound(id);
+    setPollHeader(res, job);
+    res.json(AsyncJob.parse(asyncAnswer(job)));
+  });
+
+  app.post("/v1/tools/webtool/research", routeLabel("/v1/tools/webtool/research"), json, async (req, res) => {
+    const parsed = WebtoolResearchRequest.safeParse(req.body);
+    if (!parsed.success) throw fromZodError(parsed.error);
+    const request: JobRequest = { format: "json", body: parsed.data };
+    const job = await create(deps, req, researchRoute, request, JSON.stringify(req.body));
+    // Tavily's queued-task shape, with our job id as its request id (200: tavily-python accepts no other 2xx).
+    res.json({
+      id: job.id,
+      request_id: job.id,
+      created_at: job.created_at.toISOString(),
+      status: researchStatus(job.status),
+      input: parsed.data.input,
+      model: parsed.data.model ?? "auto",
+      response_time: responseTime(job),
+    });
+  });
+
+  app.get("/v1/tools/webtool/research/:jobId", routeLabel("/v1/tools/webtool/research"), async (req, res) => {
+    const identity = res.locals.identity as Identity;
+    const id = String(req.params.jobId);
+    // Bound to the key that created it: another key, even of the same workspace, gets the same 404.
+    const job = await deps.store.read(id, researchRoute, identity.workspace_id, identity.key_id);
+    if (!job) throw jobNotFound(id);
+    setPollHeader(res, job);
+    const answer = researchAnswer(job);
+    res.status(finishedJobStatuses.includes(job.status) ? 200 : 202).json(answer);
+  });
+}
+
+function asyncRouteOf(req: Request): string {
+  return req.path.replace(/^\/v1\/async\//, "").replace(/\/+$/, "");
+}
+
+function unknownAsyncRoute(req: Request): GatewayError {
+  return new GatewayError("not_found", `There is no async route at ${req.path}. Async routes are /v1/async/<route> for: ${Object.keys(asyncModelRoutes).join(", ")}`);
+}
+
+function jobNotFound(id: string): GatewayError {
+  return new GatewayError("not_found", `No job found with id ${id}`, { param: "job_id" });
+}
+
+/**
+ * The body, checked exactly as the regular route checks it (schema, model access and type), minus
+ * streaming: a job's result is the whole answer. Also what identifies the request for idempotency.
+ */
+async function readAsyncRequest(
+  req: Request,
+  spec: AsyncModelRoute,
+  identity: Identity,
+  catalog: Catalog,
+): Promise<{ request: JobRequest; hashInput: string }> {
+  if (!spec.schema) {
+    const body = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
+    const upload = await readTranscriptionForm(req.get("content-type"), body);
+    if (upload.form.stream === "true") throw streamRefused();
+    catalog.resolve(identity, upload.form.model, spec.modelType);
+    // A resent form has a new boundary: its identity is its entries, files by their digest.
+    const entries = await Promise.all(
+      upload.entries.map(async ([name, value]) =>
+        typeof value === "string" ? [name, value] : [name, value.type, createHash("sha256").update(Buffer.from(await value.arrayBuffer())).digest("hex")],
+      ),
+    );
+    return { request: { format: "multipart", content_type: req.get("content-type")!, base64: body.toString("base64") }, hashInput: JSON.stringify(entries) };
+  }
+  const parsed = spec.schema.safeParse(req.body);
+  if (!parsed.success) throw fromZodError(parsed.error);
+  if (parsed.data.stream === true) throw streamRefused();
+  if (parsed.data.stream_format === "sse") throw new GatewayError("invalid_request", "stream_format sse is not supported on async routes; the job's result is the whole audio", { param: "stream_format" });
+  catalog.resolve(identity, parsed.data.model, spec.modelType);
+  return { request: { format: "json", body: req.body }, hashInput: JSON.stringify(req.body) };
+}
+
+function streamRefused(): GatewayError {
+  return new GatewayError("invalid_request", "stream: true is not supported on async routes; poll the job for its whole result, or call the regular route to stream", { param: "stream" });
+}
+
+const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
+
+/** Writes the job (or finds the one this idempotency key made), then publishes its work. */
+async function create(deps: JobRoutesDeps, req: Request, route: string, request: JobRequest, hashInput: string): Promise<JobRow> {
+  const res = req.res as Response;
+  const identity = res.locals.identity as Identity;
+  const idempotencyKey = req.get(idempotencyKeyHeader);
+  if (idempotencyKey !== undefined && !IDEMPOTENCY_KEY.test(idempotencyKey)) {
+    throw new GatewayError("invalid_request", "Idempotency-Key must be 1 to 255 printable ASCII characters", { param: idempotencyKeyHeader });
+  }
+  const job: NewJob = {
+    id: `job_${randomBytes(16).toString("hex")}`,
+    route,
+    identity,
+    credentials: req.get(internalHeaders.credentials),
+    request,
+    requestId: res.locals.requestId as string | undefined,
+    idempotencyKey,
+    requestHash: createHash("sha256").update(hashInput).digest("hex"),
+  };
+  const outcome = await deps.store.create(job);
+  if (outcome.kind === "conflict") {
+    throw new GatewayError("conflict", "This Idempotency-Key was already used with a different request; use a new key for a new request", {
+      param: idempotencyKeyHeader,
+    });
+  }
+  if (outcome.kind === "replayed") {
+    res.setHeader("idempotent-replayed", "true");
+    return outcome.job;
+  }
+  await deps.dispatcher.dispatch(outcome.job);
+  return outcome.job;
+}
+
+function unixSeconds(date: Date | null): number | undefined {
+  return date ? Math.floor(date.getTime() / 1000) : undefined;
+}
+
+function asyncAnswer(job: JobRow): AsyncJob {
+  return {
+    id: job.id,
+    status: job.status,
+    created_at: unixSeconds(job.created_at)!,
+    ...(job.completed_at ? { completed_at: unixSeconds(job.completed_at) } : {}),
+    ...(job.result != null ? { result: job.result } : {}),
+    ...(job.error != null ? { error: job.error } : {}),
+  };
+}
+
+/**
+ * The spec asks clients to poll every few seconds, longer for long jobs: 2 s for a new job, growing
+ * by a second for every 10 s of age, up to 30 s. Finished jobs carry none.
+ */
+export function pollDelaySeconds(ageMs: number): number {
+  return Math.min(30, Math.max(2, Math.ceil(ageMs / 10_000)));
+}
+
+function setPollHeader(res: Response, job: JobRow): void {
+  if (finishedJobStatuses.includes(job.status)) return;
+  res.setHeader("retry-after", String(pollDelaySeconds(Date.now() - job.created_at.getTime())));
+}
+
+/** Our statuses in Tavily's words; an upstream's own running status passes through. */
+function researchStatus(status: string): string {
+  if (status === "queued") return "pending";
+  if (status === "processing") return "in_progress";
+  return status;
+}
+
+function responseTime(job: JobRow): number {
+  const end = job.completed_at ?? new Date();
+  return Math.round((end.getTime() - job.created_at.getTime()) / 10) / 100;
+}
+
+/** Tavily's research shape, with our job id in both `id` and `request_id`. */
+function researchAnswer(job: JobRow): Record<string, unknown> {
+  const ids = { id: job.id, request_id: job.id };
+  const status = researchStatus(job.status);
+  if (status === "completed") {
+    const result = (job.result ?? {}) as Record<string, unknown>;
+    return { ...result, ...ids, created_at: job.created_at.toISOString(), status, response_time: responseTime(job) };
+  }
+  if (status === "failed") return { ...ids, status, response_time: responseTime(job), ...(job.error != null ? { error: job.error } : {}) };
+  return { ...ids, status, response_time: responseTime(job) };
+}

@@ -1,0 +1,215 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+  assertOpenAI,
+  speechBytes,
+  startAnthropicUpstream,
+  startCohereUpstream,
+  startOpenAIUpstream,
+  type UpstreamEmulator,
+} from "@gw/testkit";
+import { newWorkspaceKey, startGatewayTarget, targetNames, testPlans, type GatewayTarget } from "./targets";
+
+/**
+ * Async jobs through ingress, in the mesh (JetStream) and the embedded default (in-process bus):
+ * creation answers a job id, the poll answers the regular route's exact result (binary as base64),
+ * errors in the route's envelope, workspace isolation, idempotency keys and poll guidance.
+ */
+const KEYS = { oa: "sk-async-oa", ant: "sk-ant-async", co: "co-async" };
+let oa: UpstreamEmulator;
+let ant: UpstreamEmulator;
+let co: UpstreamEmulator;
+
+beforeAll(async () => {
+  oa = await startOpenAIUpstream({ apiKey: KEYS.oa });
+  ant = await startAnthropicUpstream({ apiKey: KEYS.ant });
+  co = await startCohereUpstream({ apiKey: KEYS.co });
+});
+afterAll(async () => {
+  await Promise.all([oa?.close(), ant?.close(), co?.close()]);
+});
+
+const config = () => `
+providers:
+  oa:  { kind: openai,    base_url: "${oa.url}",  api_key_env: ASYNC_OA, max_retries: 0 }
+  ant: { kind: anthropic, base_url: "${ant.url}", api_key_env: ASYNC_ANT }
+  co:  { kind: cohere,    base_url: "${co.url}",  api_key_env: ASYNC_CO }
+models:
+  gpt:    { type: chat,          routes: [{ provider: oa, model: gpt-4o-mini }] }
+  claude: { type: chat,          routes: [{ provider: ant, model: claude-sonnet-4-5 }] }
+  embed:  { type: embedding,     routes: [{ provider: oa, model: text-embedding-3-small }] }
+  rr:     { type: rerank,        routes: [{ provider: co, model: rerank-v3.5 }] }
+  tts:    { type: speech,        routes: [{ provider: oa, model: tts-1 }] }
+  stt:    { type: transcription, routes: [{ provider: oa, model: whisper-1 }] }
+${testPlans}`;
+const env = { ASYNC_OA: KEYS.oa, ASYNC_ANT: KEYS.ant, ASYNC_CO: KEYS.co };
+
+interface Job {
+  id: string;
+  status: string;
+  created_at: number;
+  result?: Record<string, unknown>;
+  error?: Record<string, unknown>;
+}
+
+for (const name of targetNames) {
+  describe(`when async jobs run through ${name}`, () => {
+    let gw: GatewayTarget;
+    let key: string;
+    let sameWorkspaceKey: string;
+    let otherWorkspaceKey: string;
+
+    beforeAll(async () => {
+      gw = await startGatewayTarget(name, config(), env);
+      const first = await newWorkspaceKey(gw, { name: "async", models: ["*"] });
+      key = first.key;
+      const admin = await fetch(`${gw.adminURL}/admin/workspaces/${first.workspaceId}/keys`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${gw.adminToken}`, "content-type": "application/json" },
+        body: "{}",
+      });
+      sameWorkspaceKey = ((await admin.json()) as { key: string }).key;
+      otherWorkspaceKey = (await newWorkspaceKey(gw, { name: "other", models: ["*"] })).key;
+    }, 180_000);
+    afterAll(async () => {
+      await gw?.stop();
+      for (const up of [oa, ant, co]) up.reset();
+    });
+
+    const call = async (method: string, path: string, body?: unknown, headers: Record<string, string> = {}, as = key) => {
+      const res = await fetch(`${gw.baseURL}${path}`, {
+        method,
+        headers: { authorization: `Bearer ${as}`, ...(body instanceof FormData ? {} : { "content-type": "application/json" }), ...headers },
+        body: body === undefined ? undefined : body instanceof FormData ? body : JSON.stringify(body),
+      });
+      return { status: res.status, headers: res.headers, body: (await res.json()) as Record<string, unknown> };
+    };
+    const create = async (route: string, body: unknown, headers: Record<string, string> = {}) => {
+      const res = await call("POST", `/async/${route}`, body, headers);
+      expect(res.status, JSON.stringify(res.body)).toBe(202);
+      return res.body as unknown as Job;
+    };
+    const settle = async (route: string, id: string, as = key): Promise<Job> => {
+      const deadline = Date.now() + 30_000;
+      for (;;) {
+        const res = await call("GET", `/async/${route}/${id}`, undefined, {}, as);
+        expect(res.status).toBe(200);
+        const job = res.body as unknown as Job;
+        if (job.status === "completed" || job.status === "failed") {
+          expect(res.headers.get("retry-after")).toBeNull();
+          return job;
+        }
+        expect(Number(res.headers.get("retry-after"))).toBeGreaterThanOrEqual(2);
+        if (Date.now() > deadline) throw new Error(`job ${id} still ${job.status}`);
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    };
+
+    it("then a chat job is created queued and completes with exactly the chat route's answer", async () => {
+      const job = await create("chat/completions", { model: "gpt", messages: [{ role: "user", content: "async hello" }], max_tokens: 20 });
+      expect(job).toEqual({ id: expect.stringMatching(/^job_[0-9a-f]{32}$/), status: "queued", created_at: expect.any(Number) });
+      expect(Math.abs(job.created_at - Date.now() / 1000)).toBeLessThan(60);
+      const done = await settle("chat/completions", job.id);
+      expect(done.status).toBe("completed");
+      assertOpenAI("CreateChatCompletionResponse", done.result);
+      expect(done.result).toMatchObject({ model: "gpt", choices: [{ message: { role: "assistant", content: expect.stringContaining("async hello") } }] });
+      expect(oa.requests.at(-1)?.headers.authorization).toBe(`Bearer ${KEYS.oa}`);
+    });
+
+    it("then a job still running says so, with retry-after guidance of a few seconds", async () => {
+      oa.script({ delayMs: 1_500 });
+      const job = await create("chat/completions", { model: "gpt", messages: [{ role: "user", content: "slow" }] });
+      const polled = await call("GET", `/async/chat/completions/${job.id}`);
+      expect(["queued", "processing"]).toContain(polled.body.status);
+      expect(polled.headers.get("retry-after")).toBe("2");
+      expect((await settle("chat/completions", job.id)).status).toBe("completed");
+    });
+
+    it("then messages, embeddings, rerank, speech and transcription jobs answer as their routes do", async () => {
+      const [messages, embeddings, rerank, speech] = await Promise.all([
+        create("messages", { model: "claude", max_tokens: 50, messages: [{ role: "user", content: "hi claude" }] }),
+        create("embeddings", { model: "embed", input: ["one", "two"] }),
+        create("rerank", { model: "rr", query: "capital of France", documents: ["Berlin", "Paris is the capital of France"], top_n: 1 }),
+        create("audio/speech", { model: "tts", input: "async speech", voice: "alloy", response_format: "wav" }),
+      ]);
+      const form = new FormData();
+      form.append("file", new Blob([Buffer.alloc(4096, 3)], { type: "audio/wav" }), "clip.wav");
+      form.append("model", "stt");
+      const transcription = await create("audio/transcriptions", form);
+
+      expect((await settle("messages", messages.id)).result).toMatchObject({ type: "message", role: "assistant", model: "claude" });
+      const emb = (await settle("embeddings", embeddings.id)).result!;
+      assertOpenAI("CreateEmbeddingResponse", emb);
+      expect((emb.data as unknown[]).length).toBe(2);
+      const rr = (await settle("rerank", rerank.id)).result!;
+      expect(rr.results).toEqual([expect.objectContaining({ index: 1 })]);
+      const audio = (await settle("audio/speech", speech.id)).result!;
+      expect(audio).toMatchObject({ object: "binary", content_type: "audio/wav" });
+      expect(Buffer.from(audio.data as string, "base64").equals(speechBytes({ input: "async speech", response_format: "wav" }))).toBe(true);
+      expect((await settle("audio/transcriptions", transcription.id)).result).toMatchObject({ text: expect.any(String) });
+    });
+
+    it("then bad bodies, streams, unknown models and unknown routes are refused at creation like the regular route", async () => {
+      expect(await call("POST", "/async/chat/completions", { model: "gpt", messages: [{ role: "user", content: "x" }], stream: true })).toMatchObject({
+        status: 400,
+        body: { error: { param: "stream" } },
+      });
+      expect(await call("POST", "/async/embeddings", { model: "embed" })).toMatchObject({ status: 400, body: { error: { param: "input" } } });
+      expect(await call("POST", "/async/chat/completions", { model: "nope", messages: [{ role: "user", content: "x" }] })).toMatchObject({
+        status: 404,
+        body: { error: { code: "model_not_found" } },
+      });
+      expect(await call("POST", "/async/embeddings", { model: "gpt", input: "x" })).toMatchObject({ status: 400, body: { error: { param: "model" } } });
+      expect((await call("POST", "/async/nothing/here", { model: "gpt" })).status).toBe(404);
+      const messages = await call("POST", "/async/messages", { model: "claude", messages: [] });
+      expect(messages).toMatchObject({ status: 400, body: { type: "error", error: { type: "invalid_request_error" } } });
+    });
+
+    it("then any key of the workspace reads the job, and every other workspace gets 404 as for no job at all", async () => {
+      const job = await create("embeddings", { model: "embed", input: "mine" });
+      expect((await settle("embeddings", job.id, sameWorkspaceKey)).status).toBe("completed");
+      const foreign = await call("GET", `/async/embeddings/${job.id}`, undefined, {}, otherWorkspaceKey);
+      const missing = await call("GET", `/async/embeddings/job_${"0".repeat(32)}`);
+      expect(foreign.status).toBe(404);
+      expect(missing.status).toBe(404);
+      expect(foreign.body.error).toMatchObject({ type: (missing.body.error as Record<string, unknown>).type, code: "not_found" });
+      // The same id on another route is not this job either.
+      expect((await call("GET", `/async/chat/completions/${job.id}`)).status).toBe(404);
+    });
+
+    it("then an upstream refusal fails the job with the route's error envelope", async () => {
+      oa.script({ status: 400, body: { error: { message: "Invalid value for 'messages'.", type: "invalid_request_error", param: "messages", code: null } } });
+      const job = await create("chat/completions", { model: "gpt", messages: [{ role: "user", content: "refused" }] });
+      const done = await settle("chat/completions", job.id);
+      expect(done.status).toBe("failed");
+      expect(done.error).toMatchObject({ error: { type: "invalid_request_error", message: expect.any(String) } });
+      expect(done.result).toBeUndefined();
+    });
+
+    it("then an upstream that keeps failing fails the job after its retries, with a server error", async () => {
+      oa.script(...Array.from({ length: 3 }, () => ({ status: 503 })));
+      const job = await create("embeddings", { model: "embed", input: "always failing" });
+      const done = await settle("embeddings", job.id);
+      expect(done.status).toBe("failed");
+      expect(done.error).toMatchObject({ error: { type: "server_error" } });
+      // The route's own attempt, then two more deliveries of the job.
+      expect(oa.requests.filter((r) => JSON.stringify(r.body).includes("always failing"))).toHaveLength(3);
+    }, 30_000);
+
+    it("then the same Idempotency-Key and body return the same job, and a different body is a 409", async () => {
+      const body = { model: "embed", input: "idempotent" };
+      const headers = { "idempotency-key": `idem-${name.replace(/\W/g, "")}` };
+      const first = await create("embeddings", body, headers);
+      const again = await call("POST", "/async/embeddings", body, headers);
+      expect(again.status).toBe(202);
+      expect(again.headers.get("idempotent-replayed")).toBe("true");
+      expect(again.body.id).toBe(first.id);
+      expect(await call("POST", "/async/embeddings", { ...body, input: "different" }, headers)).toMatchObject({
+        status: 409,
+        body: { error: { param: "idempotency-key" } },
+      });
+      await settle("embeddings", first.id);
+      expect(oa.requests.filter((r) => JSON.stringify(r.body).includes("idempotent"))).toHaveLength(1);
+      expect((await call("POST", "/async/embeddings", body, { "idempotency-key": "bad key with spaces" })).status).toBe(400);
+    });
+  });
+}
