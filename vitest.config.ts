@@ -2,7 +2,7 @@ import { defineConfig } from "vitest/config";
 
 export default defineConfig({
   test: {
-    include: ["packages/**/src/**/*.test.ts", "services/**/src/**/*.test.ts", "test/**/*.test.ts", "bench/**/*.test.ts"],
+    include: ["packages/**/src/**/*.test.ts", "services/**/src/**/*.test.ts", "test/**/*.test.ts", "bench/**/*.test.ts", "deploy/test/**/*.test.ts"],
     testTimeout: 30_000,
     hookTimeout: 120_000,
     // Integration and end-to-end files start servers and processes: two cores, so two at a time.

@@ -1,0 +1,157 @@
+import { spawn } from "node:child_process";
+import { existsSync, readFileSync } from "node:fs";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { join } from "node:path";
+import { loadGatewayConfig } from "@gw/config";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { parse } from "yaml";
+import { loadInferenceEnv } from "../../services/inference/src/config";
+import { loadIngressEnv } from "../../services/ingress/src/config";
+import { loadJobsEnv } from "../../services/jobs/src/config";
+import { loadToolsEnv } from "../../services/tools/src/config";
+import { deployDir, repoDir } from "./kustomize";
+
+interface ComposeService {
+  image?: string;
+  build?: { context: string; dockerfile: string; target: string };
+  command?: string[];
+  environment?: string[];
+  ports?: string[];
+  depends_on?: Record<string, { condition: string }>;
+  healthcheck?: { test: string[] };
+  stop_grace_period?: string;
+  read_only?: boolean;
+}
+
+const compose = parse(readFileSync(join(deployDir, "docker-compose.yml"), "utf8")) as { services: Record<string, ComposeService> };
+const gatewayServices = { ingress: loadIngressEnv, inference: loadInferenceEnv, tools: loadToolsEnv, jobs: loadJobsEnv } as const;
+const infra = ["postgres", "redis", "nats"];
+const svc = (name: string): ComposeService => {
+  const s = compose.services[name];
+  if (!s) throw new Error(`no compose service ${name}`);
+  return s;
+};
+
+/** A service's environment with ${VAR:?…} filled by samples and ${VAR:-default} by its default; bare names left out. */
+function environment(name: string): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const entry of svc(name).environment ?? []) {
+    const eq = entry.indexOf("=");
+    if (eq < 0) continue;
+    env[entry.slice(0, eq)] = entry
+      .slice(eq + 1)
+      .replace(/\$\{(\w+):-([^}]*)\}/g, (_m, _v, fallback: string) => fallback)
+      .replace(/\$\{(\w+):\?[^}]*\}/g, () => "s".repeat(40));
+  }
+  return env;
+}
+
+describe("deploy/docker-compose.yml", () => {
+  it.each(Object.keys(gatewayServices))("when %s is built, then it is deploy/Dockerfile's target of that name, hardened as in Kubernetes", (name) => {
+    const s = svc(name);
+    expect(s.build).toEqual({ context: "..", dockerfile: "deploy/Dockerfile", target: name });
+    expect(s.read_only).toBe(true);
+    expect(parseInt(s.stop_grace_period ?? "0", 10)).toBeGreaterThanOrEqual(30);
+  });
+
+  it.each(Object.keys(gatewayServices))("when %s starts, then its config.ts accepts the environment compose gives it", (name) => {
+    const env = gatewayServices[name as keyof typeof gatewayServices](environment(name)) as Record<string, unknown>;
+    expect(env.NATS_URL).toBe("nats://nats:4222");
+  });
+
+  it("when ingress calls the other services, then its URLs name their compose services and ports", () => {
+    const env = environment("ingress");
+    for (const name of ["inference", "tools", "jobs"]) {
+      const url = new URL(env[`${name.toUpperCase()}_URL`] ?? "");
+      expect(url.hostname).toBe(name);
+      expect(url.port).toBe(environment(name)[`${name.toUpperCase()}_PORT`]);
+      expect(svc("ingress").depends_on?.[name]).toEqual({ condition: "service_healthy" });
+    }
+  });
+
+  it("when the mesh comes up, then migrations run first, once, from the service's own image", () => {
+    for (const name of ["ingress", "jobs"]) {
+      const migrate = svc(`${name}-migrate`);
+      expect(migrate.image).toBe(svc(name).image);
+      expect(migrate.command).toEqual([`/app/services/${name}/src/migrate.ts`]);
+      expect(existsSync(join(repoDir, `services/${name}/src/migrate.ts`))).toBe(true);
+      expect(migrate.depends_on?.postgres).toEqual({ condition: "service_healthy" });
+      expect(svc(name).depends_on?.[`${name}-migrate`]).toEqual({ condition: "service_completed_successfully" });
+    }
+  });
+
+  it("when ports are published, then only ingress's are, and its admin port only on this computer", () => {
+    const published = Object.entries(compose.services).filter(([, s]) => (s.ports ?? []).length > 0);
+    expect(published.map(([name]) => name)).toEqual(["ingress"]);
+    expect(svc("ingress").ports).toEqual(["8080:8080", "127.0.0.1:8090:8090"]);
+  });
+
+  it("when Postgres, Redis and NATS run, then they are versioned images with health checks, and NATS has JetStream", () => {
+    for (const name of infra) {
+      expect(svc(name).image).toMatch(/^[\w./-]+:\d+(\.\d+)*-[\w.]+$|^[\w./-]+:\d+(\.\d+)*$/);
+      expect(svc(name).healthcheck?.test.length).toBeGreaterThan(1);
+    }
+    expect(svc("nats").command).toContain("--jetstream");
+  });
+
+  it("when a secret is needed, then compose takes it from deploy/.env or the shell, never from the file", () => {
+    for (const name of [...Object.keys(gatewayServices), "ingress-migrate", "jobs-migrate"]) {
+      for (const entry of svc(name).environment ?? []) {
+        const [key, value] = [entry.split("=")[0] ?? "", entry.split("=").slice(1).join("=")];
+        if (/(SECRET|TOKEN|_KEY)$/.test(key)) expect(value === "" || /^\$\{\w+:\?[^}]+\}$/.test(value), entry).toBe(true);
+      }
+    }
+  });
+
+  it("when a provider is configured, then its credential variable reaches the service that calls it and no other", () => {
+    const config = loadGatewayConfig(join(repoDir, "gateway.config.yaml"));
+    const passed = (name: string) => (svc(name).environment ?? []).filter((e) => /_API_KEY$/.test(e));
+    const tools = new Set(["tavily", "serpapi"]);
+    const expected = (want: boolean) => Object.values(config.providers).filter((p) => tools.has(p.kind) === want).map((p) => p.api_key_env).sort();
+    expect(passed("inference").sort()).toEqual(expected(false));
+    expect(passed("tools").sort()).toEqual(expected(true));
+    expect(passed("ingress")).toEqual([]);
+    expect(passed("jobs")).toEqual([]);
+  });
+});
+
+describe("deploy/docker/healthcheck.mjs", () => {
+  let server: Server;
+  let port: number;
+  let status = 200;
+  beforeAll(async () => {
+    server = createServer((req, res) => {
+      res.statusCode = req.url === "/readyz" ? status : 404;
+      res.end();
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    port = (server.address() as AddressInfo).port;
+  });
+  afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
+
+  const check = (env: Record<string, string>, portVar = "SOME_PORT") =>
+    new Promise<number | null>((resolve) => {
+      const child = spawn(process.execPath, [join(deployDir, "docker/healthcheck.mjs"), portVar], { env: { PATH: process.env.PATH ?? "", ...env }, stdio: "ignore" });
+      child.on("exit", (code) => resolve(code));
+    });
+
+  it("when /readyz answers 200 on the port the named variable holds, then the check passes", async () => {
+    status = 200;
+    expect(await check({ SOME_PORT: String(port) })).toBe(0);
+  });
+
+  it("when /readyz answers 503 (draining or a dependency down), then the check fails", async () => {
+    status = 503;
+    expect(await check({ SOME_PORT: String(port) })).toBe(1);
+  });
+
+  it("when nothing listens, or the variable holds no port, then the check fails", async () => {
+    const closed = createServer();
+    await new Promise<void>((resolve) => closed.listen(0, "127.0.0.1", resolve));
+    const unused = (closed.address() as AddressInfo).port;
+    await new Promise<void>((resolve) => closed.close(() => resolve()));
+    expect(await check({ SOME_PORT: String(unused) })).toBe(1);
+    expect(await check({})).toBe(1);
+  });
+});
