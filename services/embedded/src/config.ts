@@ -3,12 +3,13 @@ import { z } from "zod";
 import { defaultConfigPath, logLevel, optionalUrl, parseEnv, port, repoRoot } from "@gw/config";
 import { RateLimitEnv } from "@gw/ingress";
 import { JobTimingEnv } from "@gw/jobs";
+import { ResearchEnv } from "@gw/tools";
 
 /**
  * The embedded default's environment: everything optional. Without DATABASE_URL, REDIS_URL and
  * NATS_URL it runs on PGlite, in-memory state and the in-process bus.
  */
-const EmbeddedEnv = RateLimitEnv.extend(JobTimingEnv.shape).extend({
+const EmbeddedEnv = RateLimitEnv.extend(JobTimingEnv.shape).extend(ResearchEnv.shape).extend({
   PORT: port(8080),
   ADMIN_PORT: port(8090),
   HOST: z.string().default("127.0.0.1"),
@@ -21,7 +22,6 @@ const EmbeddedEnv = RateLimitEnv.extend(JobTimingEnv.shape).extend({
   NATS_URL: z.string().optional(),
   NATS_NAMESPACE: z.string().regex(/^[a-z0-9]+$/).default("gw"),
   GATEWAY_BODY_LIMIT_MB: z.coerce.number().positive().max(512).default(32),
-  GATEWAY_JOB_CONCURRENCY: z.coerce.number().int().min(0).max(1024).default(16),
   LOG_LEVEL: logLevel,
 });
 export type EmbeddedEnv = z.infer<typeof EmbeddedEnv>;

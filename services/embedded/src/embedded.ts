@@ -8,7 +8,7 @@ import type { Logger } from "@gw/logger";
 import { createInferenceService } from "@gw/inference";
 import { createIngressService, rateLimitSettings } from "@gw/ingress";
 import { createJobsService, jobTimings } from "@gw/jobs";
-import { createToolsService } from "@gw/tools";
+import { createToolsService, researchPolling } from "@gw/tools";
 import type { EmbeddedEnv } from "./config";
 
 export interface EmbeddedGateway {
@@ -49,7 +49,7 @@ export async function startEmbedded(
     gateway,
     secrets,
     logger: logger.child({ component: "tools" }),
-    settings: { host: loopback, port: 0, internalSecret },
+    settings: { host: loopback, port: 0, internalSecret, jobConcurrency: env.GATEWAY_JOB_CONCURRENCY, researchPolling: researchPolling(env) },
   });
   const jobs = createJobsService({
     bus,

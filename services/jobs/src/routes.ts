@@ -203,9 +203,10 @@ function researchStatus(status: string): string {
   return status;
 }
 
+/** Whole seconds: Tavily's schema types `response_time` as an integer, which any client can read. */
 function responseTime(job: JobRow): number {
   const end = job.completed_at ?? new Date();
-  return Math.round((end.getTime() - job.created_at.getTime()) / 10) / 100;
+  return Math.round((end.getTime() - job.created_at.getTime()) / 1000);
 }
 
 /** Tavily's research shape, with our job id in both `id` and `request_id`. */

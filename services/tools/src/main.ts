@@ -1,7 +1,7 @@
 import { createNatsBus } from "@gw/bus";
 import { loadGatewayConfig, resolveProviderSecrets } from "@gw/config";
 import { loadOrExit, runUntilSignal } from "@gw/service-kit";
-import { loadToolsEnv } from "./config";
+import { loadToolsEnv, researchPolling } from "./config";
 import { createToolsService } from "./service";
 import { checkToolProviders } from "./tool-upstream";
 
@@ -20,7 +20,13 @@ await runUntilSignal(logger, async () => {
     logger,
     gateway,
     secrets: resolveProviderSecrets(gateway, process.env),
-    settings: { host: env.HOST, port: env.TOOLS_PORT, internalSecret: env.GATEWAY_INTERNAL_SECRET },
+    settings: {
+      host: env.HOST,
+      port: env.TOOLS_PORT,
+      internalSecret: env.GATEWAY_INTERNAL_SECRET,
+      jobConcurrency: env.GATEWAY_JOB_CONCURRENCY,
+      researchPolling: researchPolling(env),
+    },
   });
   await service.start();
   return {

@@ -1,7 +1,8 @@
-import type { Bus } from "@gw/bus";
+import type { Bus, Consumer } from "@gw/bus";
 import type { GatewayConfig } from "@gw/config";
 import type { Logger } from "@gw/logger";
 import { createInternalHttp } from "@gw/service-kit";
+import { startResearchWorker, type ResearchPolling } from "./research-worker";
 import { mountSerptoolRoutes } from "./serptool/routes";
 import { checkToolProviders, toolProviderKinds } from "./tool-upstream";
 import { createUpstreamAgent } from "./upstream/http";
@@ -14,6 +15,10 @@ export interface ToolsSettings {
   internalSecret: string;
   /** Largest JSON body a tool route reads (default 1 MiB; ingress has its own limit in front). */
   bodyLimitBytes?: number;
+  /** Research jobs this process runs at once; 0 (the default) runs none. */
+  jobConcurrency?: number;
+  /** How often a running research task is read at the provider. */
+  researchPolling?: ResearchPolling;
 }
 
 export interface ToolsDeps {
@@ -61,11 +66,27 @@ export function createToolsService(deps: ToolsDeps): ToolsService {
     else if (!deps.secrets[tool]) logger.warn({ tool, env: provider.api_key_env }, "tool provider credential not set; its routes answer 503");
   }
 
+  let worker: Consumer | undefined;
   return {
     async start() {
-      return { url: (await http.start()).url };
+      const url = (await http.start()).url;
+      if (settings.jobConcurrency) {
+        worker = await startResearchWorker({
+          bus: deps.bus,
+          gateway: deps.gateway,
+          secrets: deps.secrets,
+          agent,
+          internalSecret: settings.internalSecret,
+          logger,
+          concurrency: settings.jobConcurrency,
+          polling: settings.researchPolling ?? { initialMs: 2_000, maxMs: 15_000 },
+          retry: deps.retry,
+        });
+      }
+      return { url };
     },
     async stop() {
+      await worker?.stop();
       await http.stop();
       await agent.close();
     },

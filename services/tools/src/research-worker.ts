@@ -1,0 +1,162 @@
+import type { Bus, Consumer, MessageMeta } from "@gw/bus";
+import { jobStatuses, type JobEvent, type JobWork, type WebtoolResearchRequest, type WebtoolResearchStatus } from "@gw/contracts";
+import { GatewayError } from "@gw/errors";
+import type { Logger } from "@gw/logger";
+import { CredentialsReader } from "@gw/service-kit";
+import type { Dispatcher } from "undici";
+import type { GatewayConfig } from "@gw/config";
+import type { RetryPolicy } from "./upstream/retry";
+import { getResearch, startResearch, type WebtoolResearchDeps } from "./webtool/research";
+
+export interface ResearchPolling {
+  /** First wait between two reads of the upstream task. */
+  initialMs: number;
+  /** The wait grows by half each time, up to this. */
+  maxMs: number;
+}
+
+export interface ResearchWorkerOptions {
+  bus: Bus;
+  gateway: GatewayConfig;
+  secrets: Record<string, string | undefined>;
+  agent: Dispatcher;
+  internalSecret: string;
+  logger: Logger;
+  concurrency: number;
+  polling: ResearchPolling;
+  retry?: RetryPolicy;
+}
+
+/** The route name research jobs carry (the jobs service's `researchRoute`). */
+const RESEARCH_ROUTE = "tools/webtool/research";
+/** Deliveries before a research job whose provider keeps failing for now is failed. */
+const TEMPORARY_FAILURE_DELIVERIES = 3;
+/** Reads in a row that fail for now before this delivery gives up and lets the job be delivered again. */
+const READ_FAILURES_PER_DELIVERY = 5;
+
+/**
+ * Runs research jobs from `jobs.work.tools`: starts the task on the web-tool provider (or resumes
+ * the one an earlier attempt started), reports its id and each status it passes through, polls with
+ * a growing delay, and reports the finished task. Acked only once the outcome is on the bus.
+ */
+export async function startResearchWorker(options: ResearchWorkerOptions): Promise<Consumer> {
+  const { bus, logger } = options;
+  const credentials = new CredentialsReader(options.internalSecret);
+  const stopping = new AbortController();
+
+  async function publish(work: JobWork, status: string, extra: Partial<JobEvent> = {}): Promise<void> {
+    const event: JobEvent = { job_id: work.job_id, status, attempt: work.attempt, at: Date.now(), ...extra };
+    const final = status === jobStatuses.completed || status === jobStatuses.failed;
+    await bus.enqueue("jobs.events", event, { msgId: `${work.job_id}:${work.attempt}:${final ? "final" : status}` });
+  }
+
+  const fail = (work: JobWork, error: GatewayError) => publish(work, jobStatuses.failed, { error: error.toEnvelope("openai") });
+
+  async function run(work: JobWork, meta: MessageMeta): Promise<void> {
+    if (work.route !== RESEARCH_ROUTE || work.request.format !== "json") {
+      await fail(work, new GatewayError("not_found", `The tools service runs no jobs of route ${work.route}`));
+      return;
+    }
+    const deps: WebtoolResearchDeps = {
+      gateway: options.gateway,
+      secrets: options.secrets,
+      agent: options.agent,
+      credentials: openCredentials(work),
+      retry: options.retry,
+    };
+    const lastDelivery = meta.deliveryCount >= TEMPORARY_FAILURE_DELIVERIES;
+    let upstreamId = work.resume?.upstream_id;
+    if (!upstreamId) {
+      const started = await startResearch(deps, work.request.body as WebtoolResearchRequest, { signal: stopping.signal });
+      if (!started.ok) {
+        if (started.error.retryable && !lastDelivery) throw started.error;
+        await fail(work, started.error);
+        return;
+      }
+      upstreamId = started.value.request_id;
+      await publish(work, started.value.status, { upstream_id: upstreamId });
+    }
+    let wait = options.polling.initialMs;
+    let readFailures = 0;
+    let lastStatus: string | undefined;
+    for (;;) {
+      await sleep(wait, stopping.signal);
+      wait = Math.min(options.polling.maxMs, Math.round(wait * 1.5));
+      const read = await getResearch(deps, upstreamId, { signal: stopping.signal });
+      if (!read.ok) {
+        if (!read.error.retryable) {
+          await fail(work, read.error);
+          return;
+        }
+        if (++readFailures < READ_FAILURES_PER_DELIVERY) continue;
+        if (!lastDelivery) throw read.error;
+        await fail(work, read.error);
+        return;
+      }
+      readFailures = 0;
+      const task = read.value;
+      if (task.status === jobStatuses.completed) {
+        await publish(work, jobStatuses.completed, { result: researchResult(task) });
+        return;
+      }
+      if (task.status === jobStatuses.failed) {
+        await fail(work, new GatewayError("upstream_error", "The research task failed at the web-tool provider"));
+        return;
+      }
+      if (task.status !== lastStatus) {
+        lastStatus = task.status;
+        await publish(work, task.status, { upstream_id: upstreamId });
+      }
+    }
+  }
+
+  function openCredentials(work: JobWork): Record<string, string> | undefined {
+    try {
+      return credentials.read(work.credentials, work.identity.workspace_id);
+    } catch {
+      logger.warn({ job: work.job_id }, "research: the job's sealed credentials did not open; using the platform's");
+      return undefined;
+    }
+  }
+
+  const consumer = await bus.consume(
+    "jobs.work.tools",
+    { durable: "tools", concurrency: options.concurrency, maxDeliver: 10, retryDelayMs: 5_000 },
+    async (work, meta) => {
+      try {
+        await run(work, meta);
+      } catch (err) {
+        if (!stopping.signal.aborted) logger.warn({ job: work.job_id, delivery: meta.deliveryCount, err }, "research: a job failed for now; it will be delivered again");
+        throw err;
+      }
+    },
+  );
+  return {
+    async stop() {
+      // Polls in progress end at once; their jobs are delivered again to a running replica.
+      stopping.abort();
+      await consumer.stop();
+    },
+  };
+}
+
+/** The finished task as our research answer carries it: everything but the provider's own ids and timing. */
+function researchResult(task: WebtoolResearchStatus): Record<string, unknown> {
+  const { request_id: _id, status: _status, response_time: _time, created_at: _created, ...rest } = task as Record<string, unknown>;
+  return rest;
+}
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal.aborted) return reject(new Error("stopping"));
+    const timer = setTimeout(() => {
+      signal.removeEventListener("abort", onAbort);
+      resolve();
+    }, ms);
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(new Error("stopping"));
+    };
+    signal.addEventListener("abort", onAbort, { once: true });
+  });
+}
