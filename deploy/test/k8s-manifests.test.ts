@@ -128,6 +128,8 @@ describe.each(Object.entries(overlays))("the %s overlay", (overlay, namespace) =
         expect(h.spec?.minReplicas ?? 1).toBeLessThanOrEqual(h.spec?.maxReplicas ?? 0);
       }
       for (const s of sos) expect(s.spec.triggers.some((t) => t.type === "cpu")).toBe(true);
+      // In production no service rests on a single pod.
+      if (overlay === "prod") expect(minReplicas(m, name ?? ""), `${name} floor`).toBeGreaterThanOrEqual(2);
     }
   });
 
@@ -214,15 +216,14 @@ describe.each(Object.entries(overlays))("the %s overlay", (overlay, namespace) =
   it("when a service needs Postgres, Redis, NATS or DNS, then its egress policy lets it reach them", () => {
     const natsPort = Number(new URL(m.configMap("gw-env").data?.NATS_URL ?? "").port || 4222);
     for (const d of m.deployments) {
+      const labels = podLabels(d);
+      const dns = m.networkPolicies.some(
+        (p) => matches(p.spec?.podSelector.matchLabels ?? {}, labels) && (p.spec?.egress ?? []).some((r) => r.ports?.some((x) => x.port === 53 && x.protocol === "UDP")),
+      );
+      expect(dns, `${d.metadata?.name} → DNS`).toBe(true);
       const names = new Set(allContainers(d).flatMap((c) => (c.env ?? []).map((e) => e.name)));
-      const needs = [53, natsPort, ...(names.has("DATABASE_URL") ? [5432] : []), ...(names.has("REDIS_URL") ? [6379] : [])];
-      const udpDns = m.networkPolicies.some((p) => (p.spec?.egress ?? []).some((r) => r.ports?.some((x) => x.port === 53 && x.protocol === "UDP")));
-      expect(udpDns).toBe(true);
-      for (const port of needs) {
-        const anywhere = egressAllows(m.networkPolicies, podLabels(d), port);
-        const dns = port === 53 && m.networkPolicies.some((p) => matches(p.spec?.podSelector.matchLabels ?? {}, podLabels(d)) && (p.spec?.egress ?? []).some((r) => r.ports?.some((x) => x.port === 53)));
-        expect(anywhere || dns, `${d.metadata?.name} → :${port}`).toBe(true);
-      }
+      const needs = [natsPort, ...(names.has("DATABASE_URL") ? [5432] : []), ...(names.has("REDIS_URL") ? [6379] : [])];
+      for (const port of needs) expect(egressAllows(m.networkPolicies, labels, port), `${d.metadata?.name} → :${port}`).toBe(true);
     }
   });
 
