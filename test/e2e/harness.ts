@@ -7,7 +7,7 @@ import { spawn } from "node:child_process";
 import { removeNatsNamespace } from "@gw/bus";
 import { repoRoot } from "@gw/config";
 import { createTestDatabase, testNatsUrl, testRedisUrl, uniqueNamespace, uniquePrefix, type TestDatabase } from "@gw/testkit";
-import { spawnMesh, waitForMesh, type Mesh, type MeshPorts } from "../../services/embedded/src/mesh-processes";
+import { spawnMesh, waitForMesh, type Mesh, type MeshPorts, type MeshServiceName } from "../../services/embedded/src/mesh-processes";
 
 export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -30,6 +30,10 @@ export interface RunningMesh {
   /** The environment every process got (ports aside). */
   env: Record<string, string | undefined>;
   output: () => string;
+  /** kill -9 one service, wait for it to be gone; then `respawn` it. */
+  crash(name: MeshServiceName): Promise<void>;
+  /** Starts a crashed service again and waits until it is ready. */
+  respawn(name: MeshServiceName): Promise<void>;
   stop(): Promise<Record<string, number | null>>;
 }
 
@@ -69,10 +73,11 @@ export async function startTestMesh(configYaml: string, extraEnv: Record<string,
   };
   const mesh = spawnMesh({ ports, stdio: "pipe", env });
   let log = "";
-  for (const [name, child] of Object.entries(mesh.processes)) {
+  const capture = (name: string, child: import("node:child_process").ChildProcess) => {
     child.stdout?.on("data", (d: Buffer) => (log += `[${name}] ${d.toString()}`));
     child.stderr?.on("data", (d: Buffer) => (log += `[${name}] ${d.toString()}`));
-  }
+  };
+  for (const [name, child] of Object.entries(mesh.processes)) capture(name, child);
   try {
     await waitForMesh(ports, 90_000);
   } catch (err) {
@@ -89,6 +94,19 @@ export async function startTestMesh(configYaml: string, extraEnv: Record<string,
     internalSecret,
     env,
     output: () => log,
+    async crash(name) {
+      const child = mesh.processes[name];
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      await new Promise<void>((resolve) => {
+        child.once("exit", () => resolve());
+        child.kill("SIGKILL");
+      });
+    },
+    async respawn(name) {
+      capture(name, mesh.respawn(name));
+      const port = name === "ingress" ? ports.public : ports[name];
+      await eventually(async () => (await fetch(`http://127.0.0.1:${port}/readyz`)).ok, 60_000);
+    },
     async stop() {
       const codes = await mesh.stop();
       await db.drop();

@@ -55,7 +55,7 @@ const starters: Record<TargetName, (configYaml: string, env: Record<string, stri
 
 /** A new workspace (pro plan unless said otherwise) and one key of it. */
 export async function newWorkspaceKey(
-  target: GatewayTarget,
+  target: Pick<GatewayTarget, "adminURL" | "adminToken">,
   workspace: Record<string, unknown>,
   key: Record<string, unknown> = {},
 ): Promise<{ workspaceId: string; keyId: string; key: string }> {

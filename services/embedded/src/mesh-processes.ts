@@ -22,7 +22,10 @@ export interface MeshOptions {
 }
 
 export interface Mesh {
+  /** The current process of each service (replaced by `respawn`). */
   processes: Record<MeshServiceName, ChildProcess>;
+  /** Starts a service again after it exited (a crash test's kill -9), with the same environment. */
+  respawn(name: MeshServiceName): ChildProcess;
   /** Sends SIGTERM to every process and waits for all to exit; returns their exit codes. */
   stop(): Promise<Record<MeshServiceName, number | null>>;
 }
@@ -43,18 +46,19 @@ export function spawnMesh(options: MeshOptions): Mesh {
     JOBS_URL: `http://127.0.0.1:${ports.jobs}`,
   };
   const root = repoRoot();
-  const processes = Object.fromEntries(
-    meshServices.map((name) => {
-      const child = spawn(process.execPath, ["--import", "tsx", join(root, "services", name, "src", "main.ts")], {
-        cwd: root,
-        env: base,
-        stdio: options.stdio === "pipe" ? ["ignore", "pipe", "pipe"] : "inherit",
-      });
-      return [name, child];
-    }),
-  ) as Record<MeshServiceName, ChildProcess>;
+  const start = (name: MeshServiceName) =>
+    spawn(process.execPath, ["--import", "tsx", join(root, "services", name, "src", "main.ts")], {
+      cwd: root,
+      env: base,
+      stdio: options.stdio === "pipe" ? ["ignore", "pipe", "pipe"] : "inherit",
+    });
+  const processes = Object.fromEntries(meshServices.map((name) => [name, start(name)])) as Record<MeshServiceName, ChildProcess>;
   return {
     processes,
+    respawn(name) {
+      processes[name] = start(name);
+      return processes[name];
+    },
     async stop() {
       const codes = await Promise.all(
         meshServices.map(

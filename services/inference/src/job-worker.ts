@@ -19,6 +19,11 @@ export interface JobWorkerOptions {
 const TEMPORARY_FAILURE_DELIVERIES = 3;
 /** Wait before such a delivery is tried again: the route already retried and fell back. */
 const RETRY_DELAY_MS = 5_000;
+/**
+ * How soon a job held by a process that died is handed to another: the bus tells the server a
+ * running job is still being worked on every third of this, so it bounds detection, not job length.
+ */
+const ACK_WAIT_MS = 10_000;
 const TEMPORARY_STATUSES = new Set([429, 502, 503, 504]);
 
 type Outcome = { ok: true; result: unknown } | { ok: false; status: number; error: unknown };
@@ -59,7 +64,7 @@ export async function startJobWorker(options: JobWorkerOptions): Promise<Consume
 
   const consumer = await bus.consume(
     "jobs.work.inference",
-    { durable: "inference", concurrency: options.concurrency, maxDeliver: 10, retryDelayMs: RETRY_DELAY_MS },
+    { durable: "inference", concurrency: options.concurrency, maxDeliver: 10, ackWaitMs: ACK_WAIT_MS, retryDelayMs: RETRY_DELAY_MS },
     async (work: JobWork, meta: MessageMeta) => {
       const log = { job: work.job_id, route: work.route, attempt: work.attempt, delivery: meta.deliveryCount };
       await publish(work, jobStatuses.processing);

@@ -121,7 +121,7 @@ export async function startResearchWorker(options: ResearchWorkerOptions): Promi
 
   const consumer = await bus.consume(
     "jobs.work.tools",
-    { durable: "tools", concurrency: options.concurrency, maxDeliver: 10, retryDelayMs: 5_000 },
+    { durable: "tools", concurrency: options.concurrency, maxDeliver: 10, ackWaitMs: 10_000, retryDelayMs: 5_000 },
     async (work, meta) => {
       try {
         await run(work, meta);
