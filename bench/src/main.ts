@@ -7,6 +7,7 @@ import { startGateway } from "./gateway/start-gateway";
 import { currentLoadAverage, describeMachine } from "./machine";
 import { renderHeader, renderTable } from "./report";
 import { portkeyComparison } from "./portkey/one-in-flight-portkey";
+import { asyncJobs } from "./scenarios/async-jobs";
 import { capacity } from "./scenarios/capacity";
 import { limiter } from "./scenarios/limiter";
 import { oneInFlight } from "./scenarios/one-in-flight";
@@ -17,7 +18,7 @@ import { chatTargets } from "./targets";
 import { spawnUpstream } from "./upstream/spawn-upstream";
 
 /** Run in this order; later scenarios (open-loop load, capacity, streaming, …) are appended here. */
-const scenarios: readonly Scenario[] = [oneInFlight, capacity, openLoop, streaming, limiter];
+const scenarios: readonly Scenario[] = [oneInFlight, capacity, openLoop, streaming, limiter, asyncJobs];
 
 const progress = (message: string) => process.stderr.write(`[bench] ${message}\n`);
 

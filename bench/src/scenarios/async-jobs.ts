@@ -1,0 +1,138 @@
+import { Pool } from "undici";
+import { createLatencyHistogram, microsSince, summarize, type LatencySummary } from "../histogram";
+import { createTimedClient, type RequestTarget } from "../http-client";
+import { formatMs, type Table } from "../report";
+import type { BenchContext, Json, Scenario, ScenarioResult } from "./scenario";
+
+/** Jobs created as fast as `CREATORS` clients can, then waited for. */
+const THROUGHPUT_JOBS = 2_000;
+const CREATORS = 32;
+/** Jobs created and followed to the end one at a time. */
+const LATENCY_JOBS = 200;
+/** How often a followed job is polled: small next to the latency it measures. */
+const POLL_EVERY_MS = 2;
+
+interface JobAnswer {
+  id: string;
+  status: string;
+}
+
+/**
+ * Async jobs through the mesh against the zero-delay upstream: how fast jobs are created (the POST
+ * writes a row and publishes to JetStream), how fast the workers finish them, and, one job at a
+ * time, the time from create to a poll that sees it completed, against the same chat request
+ * answered directly by the upstream. Their difference is what the job machinery adds.
+ */
+export const asyncJobs: Scenario = {
+  name: "async",
+  async run(ctx: BenchContext): Promise<ScenarioResult> {
+    const gateway = ctx.chat.gateway;
+    const create: RequestTarget = { ...gateway, path: gateway.path.replace(/^\/v1\//, "/v1/async/") };
+    const pool = new Pool(gateway.origin, { connections: CREATORS, pipelining: 1, keepAliveTimeout: 60_000 });
+    const post = async (): Promise<JobAnswer> => {
+      const res = await pool.request({ method: "POST", path: create.path, headers: create.headers, body: create.body });
+      const text = await res.body.text();
+      if (res.statusCode !== 202) throw new Error(`async: creating a job answered ${res.statusCode}: ${text.slice(0, 500)}`);
+      return JSON.parse(text) as JobAnswer;
+    };
+    const poll = async (id: string): Promise<JobAnswer> => {
+      const res = await pool.request({ method: "GET", path: `${create.path}/${id}`, headers: { authorization: gateway.headers.authorization! } });
+      const text = await res.body.text();
+      if (res.statusCode !== 200) throw new Error(`async: polling ${id} answered ${res.statusCode}: ${text.slice(0, 500)}`);
+      return JSON.parse(text) as JobAnswer;
+    };
+    const finish = async (id: string): Promise<void> => {
+      for (;;) {
+        const job = await poll(id);
+        if (job.status === "completed") return;
+        if (job.status === "failed") throw new Error(`async: job ${id} failed: ${JSON.stringify(job)}`);
+        await new Promise((r) => setTimeout(r, POLL_EVERY_MS));
+      }
+    };
+
+    try {
+      ctx.progress(`async: warm-up, 50 jobs`);
+      for (let i = 0; i < 50; i++) await finish((await post()).id);
+
+      ctx.progress(`async: ${THROUGHPUT_JOBS} jobs created by ${CREATORS} clients at once`);
+      const createLatency = createLatencyHistogram();
+      const ids: string[] = [];
+      const started = process.hrtime.bigint();
+      let next = 0;
+      await Promise.all(
+        Array.from({ length: CREATORS }, async () => {
+          while (next < THROUGHPUT_JOBS) {
+            next++;
+            const t = process.hrtime.bigint();
+            ids.push((await post()).id);
+            createLatency.recordValue(microsSince(t));
+          }
+        }),
+      );
+      const createdMs = Number(process.hrtime.bigint() - started) / 1e6;
+      // Drained: the last job of the batch completed (jobs run roughly in order; all are checked).
+      for (const id of ids.reverse()) await finish(id);
+      const drainedMs = Number(process.hrtime.bigint() - started) / 1e6;
+
+      ctx.progress(`async: ${LATENCY_JOBS} jobs one at a time, create to completed, against the direct call`);
+      const direct = createTimedClient(ctx.chat.direct, 1);
+      const endToEnd = createLatencyHistogram();
+      const directLatency = createLatencyHistogram();
+      try {
+        for (let i = 0; i < LATENCY_JOBS; i++) {
+          directLatency.recordValue(await direct.timed());
+          const t = process.hrtime.bigint();
+          await finish((await post()).id);
+          endToEnd.recordValue(microsSince(t));
+        }
+      } finally {
+        await direct.close();
+      }
+
+      const creation = summarize(createLatency);
+      const e2e = summarize(endToEnd);
+      const directSummary = summarize(directLatency);
+      const createRate = (THROUGHPUT_JOBS / createdMs) * 1000;
+      const completeRate = (THROUGHPUT_JOBS / drainedMs) * 1000;
+      const row = (label: string, s: LatencySummary) => [label, formatMs(s.p50), formatMs(s.p90), formatMs(s.p99)];
+      const tables: Table[] = [
+        {
+          title: "Async jobs: throughput",
+          columns: ["measure", "jobs/s"],
+          rows: [
+            [`created (${CREATORS} clients)`, createRate.toFixed(0)],
+            ["created and completed", completeRate.toFixed(0)],
+          ],
+        },
+        {
+          title: "Async jobs: latency (ms)",
+          columns: ["measure", "p50", "p90", "p99"],
+          rows: [
+            row(`create (${CREATORS} at once)`, creation),
+            row("create → completed, one at a time", e2e),
+            row("the same call, direct", directSummary),
+            ["added by the job", formatMs(e2e.p50 - directSummary.p50, true), formatMs(e2e.p90 - directSummary.p90, true), formatMs(e2e.p99 - directSummary.p99, true)],
+          ],
+        },
+      ];
+      const data = {
+        jobs: THROUGHPUT_JOBS,
+        creators: CREATORS,
+        createdPerSecond: createRate,
+        completedPerSecond: completeRate,
+        createLatencyMs: creation,
+        createToCompletedMs: e2e,
+        directMs: directSummary,
+        pollEveryMs: POLL_EVERY_MS,
+      } as unknown as Json;
+      return {
+        name: "async",
+        tables,
+        notes: [`create → completed is measured by polling every ${POLL_EVERY_MS} ms, which adds up to that much.`],
+        data,
+      };
+    } finally {
+      await pool.close();
+    }
+  },
+};
