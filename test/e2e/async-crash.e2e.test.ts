@@ -4,7 +4,7 @@ import { connect } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { startOpenAIUpstream, type UpstreamEmulator } from "@gw/testkit";
+import { startOpenAIUpstream, startTavilyUpstream, type UpstreamEmulator } from "@gw/testkit";
 import { eventually, freePort, startTestMesh, type RunningMesh } from "./harness";
 import { newWorkspaceKey, testPlans } from "./targets";
 
@@ -118,6 +118,47 @@ describe("when a process of the mesh dies with 200 jobs in flight", () => {
     await gw.respawn("jobs");
     await expectAllCompleted(gw, key, ids);
   }, 180_000);
+});
+
+describe("when the tools process dies while research tasks run", () => {
+  it("then kill -9 loses no job and starts no task twice: the polling resumes the task it named", async () => {
+    const tav = await startTavilyUpstream({ apiKey: "tvly-crash", research: { minDurationMs: 4_000 } });
+    const gw = await startTestMesh(
+      `
+providers:
+  webtool: { kind: tavily, base_url: "${tav.url}", api_key_env: CRASH_TAVILY }
+${testPlans}`,
+      { CRASH_TAVILY: "tvly-crash", GATEWAY_RESEARCH_POLL_MS: "200" },
+    );
+    try {
+      const { key } = await newWorkspaceKey(gw, { name: "crash-research" });
+      const ids = await Promise.all(
+        Array.from({ length: 5 }, async (_, i) => {
+          const res = await fetch(`${gw.baseURL}/tools/webtool/research`, {
+            method: "POST",
+            headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+            body: JSON.stringify({ input: `crash research ${i}` }),
+          });
+          return ((await res.json()) as { id: string }).id;
+        }),
+      );
+      // Every task started and is being polled: the tools process now dies mid-poll.
+      await eventually(() => tav.researchTasks.size === 5 && [...tav.researchTasks.values()].every((t) => t.polls > 0), 20_000);
+      await gw.crash("tools");
+      await gw.respawn("tools");
+      const answers = await eventually(async () => {
+        const all = await Promise.all(
+          ids.map(async (id) => (await (await fetch(`${gw.baseURL}/tools/webtool/research/${id}`, { headers: { authorization: `Bearer ${key}` } })).json()) as Record<string, unknown>),
+        );
+        return all.every((a) => a.status === "completed") ? all : undefined;
+      }, 60_000);
+      answers!.forEach((a, i) => expect(a.content).toContain(`crash research ${i}`));
+      expect(tav.researchTasks.size).toBe(5);
+    } finally {
+      await gw.stop();
+      await tav.close();
+    }
+  }, 120_000);
 });
 
 function portOpen(port: number): Promise<boolean> {

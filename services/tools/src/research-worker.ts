@@ -35,9 +35,10 @@ const TEMPORARY_FAILURE_DELIVERIES = 3;
 const READ_FAILURES_PER_DELIVERY = 5;
 
 /**
- * Runs research jobs from `jobs.work.tools`: starts the task on the web-tool provider (or resumes
- * the one an earlier attempt started), reports its id and each status it passes through, polls with
- * a growing delay, and reports the finished task. Acked only once the outcome is on the bus.
+ * Runs research jobs from `jobs.work.tools` in two steps, each a message acked only once its effect
+ * is on the bus: the first starts the task on the web-tool provider, reports its id and publishes
+ * the second, which names the task; the second polls it with a growing delay, reports each status it
+ * passes through and the finished task. A retry by the jobs service resumes a known task too.
  */
 export async function startResearchWorker(options: ResearchWorkerOptions): Promise<Consumer> {
   const { bus, logger } = options;
@@ -65,7 +66,7 @@ export async function startResearchWorker(options: ResearchWorkerOptions): Promi
       retry: options.retry,
     };
     const lastDelivery = meta.deliveryCount >= TEMPORARY_FAILURE_DELIVERIES;
-    let upstreamId = work.resume?.upstream_id;
+    const upstreamId = work.resume?.upstream_id;
     if (!upstreamId) {
       const started = await startResearch(deps, work.request.body as WebtoolResearchRequest, { signal: stopping.signal });
       if (!started.ok) {
@@ -73,8 +74,12 @@ export async function startResearchWorker(options: ResearchWorkerOptions): Promi
         await fail(work, started.error);
         return;
       }
-      upstreamId = started.value.request_id;
-      await publish(work, started.value.status, { upstream_id: upstreamId });
+      const upstream_id = started.value.request_id;
+      await publish(work, started.value.status, { upstream_id });
+      // The polling continues as a message of its own that names the task: if this process dies
+      // while polling, the task is resumed where it is rather than started (and paid for) again.
+      await bus.enqueue("jobs.work.tools", { ...work, resume: { upstream_id } }, { msgId: `${work.job_id}:${work.attempt}:resume` });
+      return;
     }
     let wait = options.polling.initialMs;
     let readFailures = 0;
