@@ -4,6 +4,7 @@ import {
   speechBytes,
   startAnthropicUpstream,
   startCohereUpstream,
+  startMistralUpstream,
   startOpenAIUpstream,
   type UpstreamEmulator,
 } from "@gw/testkit";
@@ -14,18 +15,20 @@ import { newWorkspaceKey, startGatewayTarget, targetNames, testPlans, type Gatew
  * creation answers a job id, the poll answers the regular route's exact result (binary as base64),
  * errors in the route's envelope, workspace isolation, idempotency keys and poll guidance.
  */
-const KEYS = { oa: "sk-async-oa", ant: "sk-ant-async", co: "co-async" };
+const KEYS = { oa: "sk-async-oa", ant: "sk-ant-async", co: "co-async", mis: "mis-async" };
 let oa: UpstreamEmulator;
 let ant: UpstreamEmulator;
 let co: UpstreamEmulator;
+let mis: UpstreamEmulator;
 
 beforeAll(async () => {
   oa = await startOpenAIUpstream({ apiKey: KEYS.oa });
   ant = await startAnthropicUpstream({ apiKey: KEYS.ant });
   co = await startCohereUpstream({ apiKey: KEYS.co });
+  mis = await startMistralUpstream({ apiKey: KEYS.mis });
 });
 afterAll(async () => {
-  await Promise.all([oa?.close(), ant?.close(), co?.close()]);
+  await Promise.all([oa?.close(), ant?.close(), co?.close(), mis?.close()]);
 });
 
 const config = () => `
@@ -33,6 +36,7 @@ providers:
   oa:  { kind: openai,    base_url: "${oa.url}",  api_key_env: ASYNC_OA, max_retries: 0 }
   ant: { kind: anthropic, base_url: "${ant.url}", api_key_env: ASYNC_ANT }
   co:  { kind: cohere,    base_url: "${co.url}",  api_key_env: ASYNC_CO }
+  mis: { kind: mistral,   base_url: "${mis.url}", api_key_env: ASYNC_MIS }
 models:
   gpt:    { type: chat,          routes: [{ provider: oa, model: gpt-4o-mini }] }
   claude: { type: chat,          routes: [{ provider: ant, model: claude-sonnet-4-5 }] }
@@ -40,8 +44,11 @@ models:
   rr:     { type: rerank,        routes: [{ provider: co, model: rerank-v3.5 }] }
   tts:    { type: speech,        routes: [{ provider: oa, model: tts-1 }] }
   stt:    { type: transcription, routes: [{ provider: oa, model: whisper-1 }] }
+  instr:  { type: completion,    routes: [{ provider: oa, model: gpt-3.5-turbo-instruct }] }
+  image:  { type: image,         routes: [{ provider: oa, model: gpt-image-1 }] }
+  ocr:    { type: ocr,           routes: [{ provider: mis, model: mistral-ocr-latest }] }
 ${testPlans}`;
-const env = { ASYNC_OA: KEYS.oa, ASYNC_ANT: KEYS.ant, ASYNC_CO: KEYS.co };
+const env = { ASYNC_OA: KEYS.oa, ASYNC_ANT: KEYS.ant, ASYNC_CO: KEYS.co, ASYNC_MIS: KEYS.mis };
 
 interface Job {
   id: string;
@@ -72,7 +79,7 @@ for (const name of targetNames) {
     }, 180_000);
     afterAll(async () => {
       await gw?.stop();
-      for (const up of [oa, ant, co]) up.reset();
+      for (const up of [oa, ant, co, mis]) up.reset();
     });
 
     const call = async (method: string, path: string, body?: unknown, headers: Record<string, string> = {}, as = key) => {
@@ -146,6 +153,19 @@ for (const name of targetNames) {
       expect(audio).toMatchObject({ object: "binary", content_type: "audio/wav" });
       expect(Buffer.from(audio.data as string, "base64").equals(speechBytes({ input: "async speech", response_format: "wav" }))).toBe(true);
       expect((await settle("audio/transcriptions", transcription.id)).result).toMatchObject({ text: expect.any(String) });
+    });
+
+    it("then responses, completions, images and OCR jobs answer as their routes do", async () => {
+      const [responses, completions, images, ocr] = await Promise.all([
+        create("responses", { model: "claude", input: "respond later" }),
+        create("completions", { model: "instr", prompt: "Say this", max_tokens: 10 }),
+        create("images/generations", { model: "image", prompt: "a fox", n: 1 }),
+        create("ocr", { model: "ocr", document: { type: "document_url", document_url: "https://example.com/a.pdf" } }),
+      ]);
+      expect((await settle("responses", responses.id)).result).toMatchObject({ object: "response", status: "completed", model: "claude" });
+      assertOpenAI("CreateCompletionResponse", (await settle("completions", completions.id)).result);
+      assertOpenAI("ImagesResponse", (await settle("images/generations", images.id)).result);
+      expect((await settle("ocr", ocr.id)).result).toMatchObject({ object: "ocr", model: "ocr", pages: expect.any(Array) });
     });
 
     it("then bad bodies, streams, unknown models and unknown routes are refused at creation like the regular route", async () => {
