@@ -16,6 +16,7 @@ import { mountRerankRoutes } from "./routes/rerank";
 import { mountOcrRoutes } from "./routes/ocr";
 import { createUpstreamAgent } from "./upstream/http";
 import { startJobWorker } from "./job-worker";
+import { providerAdapters } from "./providers/registry";
 
 export interface InferenceSettings {
   host: string;
@@ -69,6 +70,8 @@ export function createInferenceService(deps: InferenceDeps): InferenceService {
   });
 
   for (const [name, provider] of Object.entries(deps.gateway.providers)) {
+    // Tool providers are the tools service's to report.
+    if (!providerAdapters[provider.kind]) continue;
     if (provider.api_key_env && !deps.secrets[name]) {
       logger.warn({ provider: name, env: provider.api_key_env }, "provider credential not set; its models will answer 503");
     }
