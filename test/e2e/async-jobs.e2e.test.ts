@@ -180,6 +180,10 @@ for (const name of targetNames) {
       });
       expect(await call("POST", "/async/embeddings", { model: "gpt", input: "x" })).toMatchObject({ status: 400, body: { error: { param: "model" } } });
       expect((await call("POST", "/async/nothing/here", { model: "gpt" })).status).toBe(404);
+      // Larger than the job bus carries (NATS's 1 MiB here, the in-process bus's 8 MiB): refused, not lost later.
+      const pdf = `data:application/pdf;base64,${"A".repeat(9 * 1024 * 1024)}`;
+      const huge = await call("POST", "/async/ocr", { model: "ocr", document: { type: "document_url", document_url: pdf } });
+      expect(huge).toMatchObject({ status: 413, body: { error: { code: "body_too_large", message: expect.stringContaining("by URL") } } });
       const messages = await call("POST", "/async/messages", { model: "claude", messages: [] });
       expect(messages).toMatchObject({ status: 400, body: { type: "error", error: { type: "invalid_request_error" } } });
     });

@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import type { BroadcastMessage, JobWork, WorkMessage } from "@gw/contracts";
 import { createRecordingLogger, deferred, jobWork, sleep, waitFor } from "./bus-testing";
 import type { RecordingLogger } from "./bus-testing";
-import { BusUsageError, InvalidMessageError } from "./messages";
+import { BusUsageError, InvalidMessageError, PayloadTooLargeError } from "./messages";
 import type { Bus, MessageMeta } from "./types";
 
 /** Returns a new bus that shares no messages, streams or durables with any other call. */
@@ -52,6 +52,21 @@ export function runBusContract(name: string, makeBus: MakeBus): void {
           deliveryCount: 1,
         });
       }
+    });
+
+    it("when a work message is larger than the bus carries, then enqueue refuses it and nothing is delivered", async () => {
+      const bus = await newBus();
+      expect(bus.maxPayloadBytes).toBeGreaterThanOrEqual(1024 * 1024);
+      const got: JobWork[] = [];
+      await bus.consume("jobs.work.tools", { durable: "big" }, async (job) => void got.push(job));
+      const big = jobWork("big", { request: { format: "json", body: { input: "x".repeat(bus.maxPayloadBytes) } } });
+      const refused = await bus.enqueue("jobs.work.tools", big, { msgId: "big" }).catch((err: unknown) => err);
+      expect(refused).toBeInstanceOf(PayloadTooLargeError);
+      expect((refused as PayloadTooLargeError).maxBytes).toBe(bus.maxPayloadBytes);
+      const fits = jobWork("fits", { request: { format: "json", body: { input: "x".repeat(bus.maxPayloadBytes / 2) } } });
+      await bus.enqueue("jobs.work.tools", fits, { msgId: "fits" });
+      await waitFor(() => got.length === 1, "the message that fits");
+      expect(got[0]?.job_id).toBe("job_fits");
     });
 
     it("when a subscriber unsubscribes, then it receives no further broadcasts", async () => {

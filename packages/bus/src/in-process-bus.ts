@@ -9,6 +9,7 @@ import {
   parseWork,
   resolveConsumeOptions,
   wireCopy,
+  assertPayloadSize,
 } from "./messages";
 import type { ResolvedConsumeOptions } from "./messages";
 import type {
@@ -25,6 +26,8 @@ export interface InProcessBusOptions {
   logger: BusLogger;
   /** How long a msgId is remembered for dedupe; JetStream's window in the mesh is 1 h too. */
   dedupeWindowMs?: number;
+  /** Largest work message, as a NATS server's `max_payload` (default 8 MiB, a common production setting). */
+  maxPayloadBytes?: number;
 }
 
 interface Envelope {
@@ -65,6 +68,7 @@ interface Subscription {
 export function createInProcessBus(options: InProcessBusOptions): Bus {
   const { logger } = options;
   const dedupeWindowMs = options.dedupeWindowMs ?? 60 * 60 * 1000;
+  const maxPayloadBytes = options.maxPayloadBytes ?? 8 * 1024 * 1024;
   const subscriptions = new Map<BroadcastSubject, Set<Subscription>>();
   const queues = new Map<WorkSubject, WorkQueue>();
   // msgId key -> time it stops deduping; insertion order is expiry order, so pruning stops early.
@@ -216,9 +220,13 @@ export function createInProcessBus(options: InProcessBusOptions): Bus {
       };
     },
 
+    maxPayloadBytes,
+
     async enqueue(subject, message, opts) {
       assertOpen();
-      const payload = wireCopy(parseWork(subject, message));
+      const text = JSON.stringify(parseWork(subject, message));
+      assertPayloadSize(subject, text, maxPayloadBytes);
+      const payload = JSON.parse(text) as unknown;
       const headers = normalizeHeaders(opts.headers);
       assertMsgId(opts.msgId);
       // Dedupe per subject, as the NATS bus does, so a job id can key both work and events.

@@ -21,6 +21,28 @@ export class InvalidMessageError extends Error {
   }
 }
 
+/**
+ * Thrown by enqueue when a message is larger than the bus carries (NATS's `max_payload`, 1 MiB
+ * unless the server is configured otherwise). Nothing was sent; sending it again cannot succeed.
+ */
+export class PayloadTooLargeError extends Error {
+  readonly code = "payload_too_large";
+  constructor(
+    readonly subject: string,
+    readonly bytes: number,
+    readonly maxBytes: number,
+  ) {
+    super(`message for bus subject "${subject}" is ${bytes} bytes; the bus carries at most ${maxBytes}`);
+    this.name = "PayloadTooLargeError";
+  }
+}
+
+/** Throws PayloadTooLargeError when `payload` is over `maxBytes`. */
+export function assertPayloadSize(subject: string, payload: Uint8Array | string, maxBytes: number): void {
+  const bytes = typeof payload === "string" ? Buffer.byteLength(payload) : payload.byteLength;
+  if (bytes > maxBytes) throw new PayloadTooLargeError(subject, bytes, maxBytes);
+}
+
 /** Thrown when a bus is used after close() or with bad options. */
 export class BusUsageError extends Error {
   readonly code = "bus_usage";

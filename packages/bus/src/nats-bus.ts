@@ -6,6 +6,7 @@ import {
   assertBroadcastSubject,
   assertWorkSubject,
   assertMsgId,
+  assertPayloadSize,
   decodeJson,
   encodeJson,
   normalizeHeaders,
@@ -39,6 +40,8 @@ export interface NatsBusOptions {
 }
 
 const PING_TIMEOUT_MS = 2_000;
+/** NATS's default `max_payload`, for the moment before the server's INFO is known. */
+const DEFAULT_MAX_PAYLOAD = 1024 * 1024;
 
 /**
  * Connects, makes sure the work stream exists, and returns a Bus. The connection retries for ever
@@ -92,6 +95,11 @@ export async function createNatsBus(options: NatsBusOptions): Promise<Bus> {
   }
 
   return {
+    // The server's limit, learned at connect; a reconnect to a server with another limit updates it.
+    get maxPayloadBytes() {
+      return nc.info?.max_payload ?? DEFAULT_MAX_PAYLOAD;
+    },
+
     async publish(subject, message, headers) {
       assertOpen();
       const payload = encodeJson(parseBroadcast(subject, message));
@@ -116,6 +124,7 @@ export async function createNatsBus(options: NatsBusOptions): Promise<Bus> {
     async enqueue(subject, message, opts) {
       assertOpen();
       const payload = encodeJson(parseWork(subject, message));
+      assertPayloadSize(subject, payload, nc.info?.max_payload ?? DEFAULT_MAX_PAYLOAD);
       const headers = normalizeHeaders(opts.headers);
       assertMsgId(opts.msgId);
       const publish = () =>

@@ -64,6 +64,12 @@ export type WorkHandler<S extends WorkSubject> = (
 ) => Promise<void>;
 
 export interface Bus {
+  /**
+   * The largest message (encoded JSON, in bytes) `enqueue` accepts: the NATS server's `max_payload`
+   * (1 MiB by default), or the in-process bus's setting. Larger messages are refused with
+   * PayloadTooLargeError, so a caller can say so instead of retrying.
+   */
+  readonly maxPayloadBytes: number;
   /** Core broadcast: nothing is kept, every current subscriber gets the message. */
   publish<S extends BroadcastSubject>(
     subject: S,

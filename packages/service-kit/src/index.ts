@@ -9,3 +9,4 @@ export * from "./internal-service";
 export * from "./sealed";
 export * from "./catalog";
 export * from "./multipart";
+export * from "./job-events";

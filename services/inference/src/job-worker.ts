@@ -2,7 +2,7 @@ import type { Bus, Consumer, MessageMeta } from "@gw/bus";
 import { internalHeaders, jobStatuses, type JobEvent, type JobWork } from "@gw/contracts";
 import { GatewayError } from "@gw/errors";
 import type { Logger } from "@gw/logger";
-import { errorFormatFor, signIdentity } from "@gw/service-kit";
+import { errorFormatFor, reportJobEvent, signIdentity } from "@gw/service-kit";
 import { Agent, request } from "undici";
 
 export interface JobWorkerOptions {
@@ -40,11 +40,7 @@ export async function startJobWorker(options: JobWorkerOptions): Promise<Consume
   // Unbounded here: the route bounds each upstream attempt, the jobs service bounds the whole job.
   const agent = new Agent({ headersTimeout: 0, bodyTimeout: 0, keepAliveTimeout: 30_000 });
 
-  async function publish(work: JobWork, status: string, extra: Partial<JobEvent> = {}): Promise<void> {
-    const event: JobEvent = { job_id: work.job_id, status, attempt: work.attempt, at: Date.now(), ...extra };
-    const final = status === jobStatuses.completed || status === jobStatuses.failed;
-    await bus.enqueue("jobs.events", event, { msgId: `${work.job_id}:${work.attempt}:${final ? "final" : status}` });
-  }
+  const publish = (work: JobWork, status: string, extra: Partial<JobEvent> = {}) => reportJobEvent(bus, work, status, extra);
 
   async function run(work: JobWork): Promise<Outcome> {
     const headers: Record<string, string> = {

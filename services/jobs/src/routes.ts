@@ -21,6 +21,8 @@ export interface JobRoutesDeps {
   catalog: Catalog;
   /** Largest request body, as for the regular routes (express's `limit` syntax). */
   bodyLimit: string;
+  /** The largest work message the bus carries; a job whose request would not fit is refused. */
+  maxMessageBytes(): number;
 }
 
 const jsonBody = (limit: string) => express.json({ limit, type: () => true });
@@ -154,6 +156,14 @@ async function create(deps: JobRoutesDeps, req: Request, route: string, request:
     idempotencyKey,
     requestHash: createHash("sha256").update(hashInput).digest("hex"),
   };
+  // The work message carries the request; one the bus cannot carry is refused now, not lost later.
+  const messageBytes = Buffer.byteLength(JSON.stringify({ job_id: job.id, route, identity, credentials: job.credentials, request })) + 512;
+  if (messageBytes > deps.maxMessageBytes()) {
+    throw new GatewayError(
+      "body_too_large",
+      `This async request is ${messageBytes} bytes; async requests can be at most ${deps.maxMessageBytes() - 512}. Send large inputs by URL, or call the regular route.`,
+    );
+  }
   const outcome = await deps.store.create(job);
   if (outcome.kind === "conflict") {
     throw new GatewayError("conflict", "This Idempotency-Key was already used with a different request; use a new key for a new request", {

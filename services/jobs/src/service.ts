@@ -54,7 +54,7 @@ export function createJobsService(deps: JobsDeps): JobsService {
     internalSecret: settings.internalSecret,
     checks: { postgres: () => deps.db.ping(), nats: () => deps.bus.ping() },
     mount(app) {
-      mountJobRoutes(app, { store, dispatcher, catalog, bodyLimit: `${settings.bodyLimitBytes}b` });
+      mountJobRoutes(app, { store, dispatcher, catalog, bodyLimit: `${settings.bodyLimitBytes}b`, maxMessageBytes: () => deps.bus.maxPayloadBytes });
     },
   });
   return {

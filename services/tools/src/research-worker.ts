@@ -2,7 +2,7 @@ import type { Bus, Consumer, MessageMeta } from "@gw/bus";
 import { jobStatuses, type JobEvent, type JobWork, type WebtoolResearchRequest, type WebtoolResearchStatus } from "@gw/contracts";
 import { GatewayError } from "@gw/errors";
 import type { Logger } from "@gw/logger";
-import { CredentialsReader } from "@gw/service-kit";
+import { CredentialsReader, reportJobEvent } from "@gw/service-kit";
 import type { Dispatcher } from "undici";
 import type { GatewayConfig } from "@gw/config";
 import type { RetryPolicy } from "./upstream/retry";
@@ -45,11 +45,7 @@ export async function startResearchWorker(options: ResearchWorkerOptions): Promi
   const credentials = new CredentialsReader(options.internalSecret);
   const stopping = new AbortController();
 
-  async function publish(work: JobWork, status: string, extra: Partial<JobEvent> = {}): Promise<void> {
-    const event: JobEvent = { job_id: work.job_id, status, attempt: work.attempt, at: Date.now(), ...extra };
-    const final = status === jobStatuses.completed || status === jobStatuses.failed;
-    await bus.enqueue("jobs.events", event, { msgId: `${work.job_id}:${work.attempt}:${final ? "final" : status}` });
-  }
+  const publish = (work: JobWork, status: string, extra: Partial<JobEvent> = {}) => reportJobEvent(bus, work, status, extra);
 
   const fail = (work: JobWork, error: GatewayError) => publish(work, jobStatuses.failed, { error: error.toEnvelope("openai") });
 

@@ -1,0 +1,48 @@
+import { describe, expect, it } from "vitest";
+import { createInProcessBus } from "@gw/bus";
+import type { JobEvent, JobWork } from "@gw/contracts";
+import { createLogger } from "@gw/logger";
+import { reportJobEvent } from "./job-events";
+
+const work = (route: string): JobWork => ({
+  job_id: "job_1",
+  route,
+  identity: { workspace_id: "ws", key_id: "key", plan: "pro", models: [["*"]], tools: [] },
+  request: { format: "json", body: {} },
+  attempt: 2,
+});
+
+async function eventsOf(maxPayloadBytes: number, report: (bus: ReturnType<typeof createInProcessBus>) => Promise<void>): Promise<JobEvent[]> {
+  const bus = createInProcessBus({ logger: createLogger({ service: "t", level: "silent" }), maxPayloadBytes });
+  const seen: JobEvent[] = [];
+  await bus.consume("jobs.events", { durable: "jobs" }, async (event) => void seen.push(event));
+  await report(bus);
+  await new Promise((r) => setTimeout(r, 50));
+  await bus.close();
+  return seen;
+}
+
+describe("when a worker reports a job's events", () => {
+  it("then a repeated report of the same status or finish on one attempt is one event", async () => {
+    const seen = await eventsOf(1 << 20, async (bus) => {
+      await reportJobEvent(bus, work("embeddings"), "processing");
+      await reportJobEvent(bus, work("embeddings"), "processing");
+      await reportJobEvent(bus, work("embeddings"), "completed", { result: { a: 1 } });
+      await reportJobEvent(bus, work("embeddings"), "failed", { error: {} });
+    });
+    expect(seen.map((e) => [e.status, e.attempt])).toEqual([["processing", 2], ["completed", 2]]);
+  });
+
+  it("then a result too large for the bus becomes a failure that says so, in the route's envelope", async () => {
+    const [openai] = await eventsOf(4096, (bus) => reportJobEvent(bus, work("images/generations"), "completed", { result: { b64: "x".repeat(10_000) } }));
+    expect(openai).toMatchObject({ status: "failed", error: { error: { code: "body_too_large", message: expect.stringContaining("regular route") } } });
+    const [anthropic] = await eventsOf(4096, (bus) => reportJobEvent(bus, work("messages"), "completed", { result: { text: "x".repeat(10_000) } }));
+    expect(anthropic).toMatchObject({ status: "failed", error: { type: "error", error: { type: "request_too_large" } } });
+  });
+
+  it("then a running status too large is not turned into a failure: the caller sees the error", async () => {
+    const bus = createInProcessBus({ logger: createLogger({ service: "t", level: "silent" }), maxPayloadBytes: 1024 });
+    await expect(reportJobEvent(bus, work("embeddings"), "processing", { upstream_id: "x".repeat(2000) })).rejects.toThrow(/at most 1024/);
+    await bus.close();
+  });
+});

@@ -1,0 +1,27 @@
+import { PayloadTooLargeError, type Bus } from "@gw/bus";
+import { finishedJobStatuses, jobStatuses, type JobEvent, type JobWork } from "@gw/contracts";
+import { GatewayError } from "@gw/errors";
+import { errorFormatFor } from "./app";
+
+/**
+ * Publishes a worker's event about a job. The message id makes a repeated report (a redelivered
+ * job reporting again) one message: per attempt, one per running status and one for the finish.
+ * A finished result too large for the bus becomes a failure that says so, in the route's envelope,
+ * since sending it again could never succeed.
+ */
+export async function reportJobEvent(bus: Bus, work: JobWork, status: string, extra: Partial<JobEvent> = {}): Promise<void> {
+  const finished = finishedJobStatuses.includes(status);
+  const msgId = `${work.job_id}:${work.attempt}:${finished ? "final" : status}`;
+  const event: JobEvent = { job_id: work.job_id, status, attempt: work.attempt, at: Date.now(), ...extra };
+  try {
+    await bus.enqueue("jobs.events", event, { msgId });
+  } catch (err) {
+    if (!(err instanceof PayloadTooLargeError) || !finished) throw err;
+    const error = new GatewayError(
+      "body_too_large",
+      `The job's result is ${err.bytes} bytes, more than the ${err.maxBytes} an async result can carry. Call the regular route, or ask for a URL rather than inline data.`,
+    );
+    const failed: JobEvent = { job_id: work.job_id, status: jobStatuses.failed, attempt: work.attempt, at: Date.now(), error: error.toEnvelope(errorFormatFor(`/v1/${work.route}`)) };
+    await bus.enqueue("jobs.events", failed, { msgId });
+  }
+}
