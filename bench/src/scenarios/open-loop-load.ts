@@ -29,7 +29,8 @@ interface Run {
 export const openLoop: Scenario = {
   name: "open-loop",
   async run(ctx: BenchContext): Promise<ScenarioResult> {
-    const capacityRps = gatewayCapacity(ctx.earlier);
+    const capacity = gatewayCapacity(ctx.earlier);
+    const capacityRps = capacity ?? FALLBACK_BASE_RPS;
     // Read before this scenario's load. Earlier scenarios have loaded the services already, and V8
     // gives memory back slowly, so "idle" is the resting size after that work, not the size at start.
     const idleRss = readRss(ctx.processes);
@@ -76,7 +77,12 @@ export const openLoop: Scenario = {
     return {
       name: "open-loop",
       tables: [latencyTable(steps), cpuTable(cpuPerRequest), rssTable(idleRss, loadRss)],
-      notes: runs.flatMap(warnings),
+      notes: [
+        ...(capacity === undefined
+          ? [`capacity found no gateway rate with p99 under 10 ms on this machine; the rates are fractions of ${FALLBACK_BASE_RPS} requests/s instead`]
+          : []),
+        ...runs.flatMap(warnings),
+      ],
       data: {
         capacityRps,
         durationSeconds: DURATION_SECONDS,
@@ -98,15 +104,19 @@ export const openLoop: Scenario = {
   },
 };
 
-/** The capacity scenario's gateway rate; this scenario means nothing without it. */
-function gatewayCapacity(earlier: Record<string, Json>): number {
+/**
+ * When capacity found no passing gateway rate (a noisy machine whose p99 is over 10 ms even at a
+ * trickle), the load still runs, at fractions of this rate, and the result says so.
+ */
+const FALLBACK_BASE_RPS = 40;
+
+/** The capacity scenario's gateway rate; undefined when it found none that passed. */
+function gatewayCapacity(earlier: Record<string, Json>): number | undefined {
   const field = (value: Json | undefined, key: string): Json | undefined =>
     value !== null && typeof value === "object" && !Array.isArray(value) ? value[key] : undefined;
+  if (earlier.capacity === undefined) throw new Error("open-loop needs the capacity scenario to run first (--scenarios capacity,open-loop)");
   const rps = field(field(earlier.capacity, "gateway"), "rps");
-  if (typeof rps !== "number" || !(rps > 0)) {
-    throw new Error(`open-loop needs the capacity scenario to have run first with a passing gateway rate (capacity.gateway.rps = ${JSON.stringify(rps ?? null)})`);
-  }
-  return rps;
+  return typeof rps === "number" && rps > 0 ? rps : undefined;
 }
 
 const round3 = (x: number) => Math.round(x * 1000) / 1000;
