@@ -8,6 +8,7 @@ import {
   startOpenAIUpstream,
   type UpstreamEmulator,
 } from "@gw/testkit";
+import { eventually } from "./harness";
 import { newWorkspaceKey, startGatewayTarget, targetNames, testPlans, type GatewayTarget } from "./targets";
 
 /**
@@ -218,6 +219,23 @@ for (const name of targetNames) {
       // The route's own attempt, then two more deliveries of the job.
       expect(oa.requests.filter((r) => JSON.stringify(r.body).includes("always failing"))).toHaveLength(3);
     }, 30_000);
+
+    it("then a finished job's token reservation is settled against its real usage, as a live call's is", async () => {
+      const limited = (await newWorkspaceKey(gw, { name: "async-tpm", models: ["*"], limits: { tokens_per_minute: 6000 } })).key;
+      const body = { model: "gpt", max_tokens: 2500, messages: [{ role: "user", content: "settle me" }] };
+      for (let i = 0; i < 2; i++) {
+        const created = await call("POST", "/async/chat/completions", body, {}, limited);
+        expect(created.status).toBe(202);
+        expect((await settle("chat/completions", created.body.id as string, limited)).status).toBe("completed");
+      }
+      // Two reservations of about 2,500 tokens each leave no room for a third unless they were settled
+      // down to the few tokens the jobs really used.
+      const live = await eventually(async () => {
+        const res = await call("POST", "/chat/completions", body, {}, limited);
+        return res.status === 200 ? res : undefined;
+      }, 10_000);
+      expect(Number(live!.headers.get("x-ratelimit-remaining-tokens"))).toBeGreaterThan(6000 - 2600 - 200);
+    });
 
     it("then the same Idempotency-Key and body return the same job, and a different body is a 409", async () => {
       const body = { model: "embed", input: "idempotent" };

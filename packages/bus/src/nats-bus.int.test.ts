@@ -65,7 +65,7 @@ describe("nats bus", { timeout: 90_000 }, () => {
     expect(si.config.storage).toBe(StorageType.File);
     expect(si.config.duplicate_window).toBe(nanos(60 * 60 * 1000));
     expect([...si.config.subjects].sort()).toEqual(
-      ["jobs.events", "jobs.work.inference", "jobs.work.tools"].map((s) => natsSubjectOf(namespace, s)),
+      ["jobs.events", "jobs.work.inference", "jobs.work.tools", "limits.settle"].map((s) => natsSubjectOf(namespace, s)),
     );
     const ci = await jsm.consumers.info(stream, consumerNameOf("tools", "jobs.work.tools"));
     expect(ci.config).toMatchObject({

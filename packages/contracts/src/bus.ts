@@ -58,8 +58,30 @@ export const JobEvent = z.object({
   result: z.unknown().optional(),
   error: z.unknown().optional(),
   upstream_id: z.string().optional(),
+  /** Total tokens the upstream reported for a completed job (what the regular route reports to ingress). */
+  usage_tokens: z.number().int().min(0).optional(),
 });
 export type JobEvent = z.infer<typeof JobEvent>;
+
+/** A token reservation of the rate limiter: where it was charged and how much. */
+export const TokenTicket = z.object({
+  workspace_id: z.string().min(1),
+  key_id: z.string().min(1),
+  bucket: z.number().int(),
+  tokens: z.number().int().min(0),
+});
+export type TokenTicket = z.infer<typeof TokenTicket>;
+
+/**
+ * A finished async job's reservation and its real usage, published by jobs, consumed by one ingress
+ * replica, which settles it as it settles a live call's.
+ */
+export const TokenSettlement = z.object({
+  job_id: z.string().startsWith("job_"),
+  ticket: TokenTicket,
+  used: z.number().int().min(0),
+});
+export type TokenSettlement = z.infer<typeof TokenSettlement>;
 
 export const broadcastSubjects = {
   "identity.changed": IdentityChanged,
@@ -69,6 +91,7 @@ export const workSubjects = {
   "jobs.work.inference": JobWork,
   "jobs.work.tools": JobWork,
   "jobs.events": JobEvent,
+  "limits.settle": TokenSettlement,
 } as const;
 
 export type BroadcastSubject = keyof typeof broadcastSubjects;

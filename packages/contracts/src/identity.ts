@@ -40,5 +40,10 @@ export const internalHeaders = {
    * to key, sealed (AES-256-GCM) under a key derived from the internal secret, bound to the workspace.
    */
   credentials: "x-gw-credentials",
+  /**
+   * On a job creation: the token reservation ingress made for it (a `TokenTicket` as JSON), so the
+   * jobs service can have it settled against the job's real usage once the job has finished.
+   */
+  tokenTicket: "x-gw-token-ticket",
 } as const;
 export const internalHeaderPrefix = "x-gw-";

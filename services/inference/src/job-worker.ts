@@ -26,7 +26,7 @@ const RETRY_DELAY_MS = 5_000;
 const ACK_WAIT_MS = 10_000;
 const TEMPORARY_STATUSES = new Set([429, 502, 503, 504]);
 
-type Outcome = { ok: true; result: unknown } | { ok: false; status: number; error: unknown };
+type Outcome = { ok: true; result: unknown; usageTokens?: number } | { ok: false; status: number; error: unknown };
 
 /**
  * Runs model jobs from `jobs.work.inference`: reports `processing`, calls the job's regular route on
@@ -54,7 +54,10 @@ export async function startJobWorker(options: JobWorkerOptions): Promise<Consume
     const contentType = String(response.headers["content-type"] ?? "");
     const bytes = Buffer.from(await response.body.arrayBuffer());
     const answer = readAnswer(contentType, bytes);
-    if (response.statusCode >= 200 && response.statusCode < 300) return { ok: true, result: answer };
+    if (response.statusCode >= 200 && response.statusCode < 300) {
+      const usage = Number(response.headers[internalHeaders.usageTokens]);
+      return { ok: true, result: answer, ...(Number.isInteger(usage) && usage >= 0 ? { usageTokens: usage } : {}) };
+    }
     return { ok: false, status: response.statusCode, error: answer };
   }
 
@@ -76,7 +79,8 @@ export async function startJobWorker(options: JobWorkerOptions): Promise<Consume
         logger.warn({ ...log, status: outcome.status }, "jobs: a job failed for now; it will be delivered again");
         throw new Error(`temporary failure ${outcome.status}`);
       }
-      await publish(work, outcome.ok ? jobStatuses.completed : jobStatuses.failed, outcome.ok ? { result: outcome.result } : { error: outcome.error });
+      if (outcome.ok) await publish(work, jobStatuses.completed, { result: outcome.result, usage_tokens: outcome.usageTokens });
+      else await publish(work, jobStatuses.failed, { error: outcome.error });
     },
   );
   return {

@@ -121,6 +121,8 @@ function limitRate(gate: RateLimitGate, windowMs: number): RequestHandler {
     if (!admission.allowed) throw rateLimitError(admission.denial, windowMs);
     if (tokens > 0) {
       const ticket = admission.ticket;
+      // A job's usage is known only when it has run: the jobs service has it settled then.
+      if (target!.backend === "jobs") res.locals.tokenTicket = ticket;
       res.once("close", () => {
         const used = res.locals.usageTokens;
         if (used !== undefined) gate.settle(ticket, used);

@@ -1,5 +1,5 @@
 import { fileURLToPath } from "node:url";
-import type { Bus } from "@gw/bus";
+import type { Bus, Consumer } from "@gw/bus";
 import type { PlanLimitsTable } from "@gw/config";
 import { runMigrations, type Db } from "@gw/db";
 import type { Logger } from "@gw/logger";
@@ -84,6 +84,7 @@ export function createIngressService(deps: IngressDeps): IngressService {
   };
   let servers: RunningServer[] = [];
   let unsubscribe: (() => void) | undefined;
+  let settlements: Consumer | undefined;
 
   return {
     authenticator,
@@ -91,6 +92,10 @@ export function createIngressService(deps: IngressDeps): IngressService {
       if (limiter instanceof RedisLimiter) limiter.connect();
       await runMigrations(db, { schema: "ingress", dir: ingressMigrations, logger });
       unsubscribe = bus.subscribe("identity.changed", (change) => onIdentityChanged(change.kind, change.id));
+      // Finished async jobs' reservations, settled by one replica as a live call's would be.
+      settlements = await bus.consume("limits.settle", { durable: "ingress", concurrency: 8 }, async ({ ticket, used }) => {
+        rateLimits.settle({ workspaceId: ticket.workspace_id, keyId: ticket.key_id, bucket: ticket.bucket, tokens: ticket.tokens }, used);
+      });
       const publicApp = createPublicApp({
         logger,
         metrics,
@@ -122,6 +127,7 @@ export function createIngressService(deps: IngressDeps): IngressService {
     async stop() {
       health.startDraining();
       unsubscribe?.();
+      await settlements?.stop();
       await Promise.all(servers.map((s) => s.close(10_000)));
       servers = [];
       await limiter.close();

@@ -39,11 +39,11 @@ const event = (job_id: string, status: string, at: number, extra = {}) => ({ job
 describe("when events arrive for a job", () => {
   it("then a finished job never changes again, whatever comes later or twice", async () => {
     const job = await created();
-    expect(await store.apply(event(job.id, "processing", 1))).toBe(true);
-    expect(await store.apply(event(job.id, "completed", 2, { result: { ok: 1 } }))).toBe(true);
-    expect(await store.apply(event(job.id, "processing", 3))).toBe(false);
-    expect(await store.apply(event(job.id, "completed", 4, { result: { ok: 2 } }))).toBe(false);
-    expect(await store.apply(event(job.id, "failed", 5, { error: { e: 1 } }))).toBe(false);
+    expect((await store.apply(event(job.id, "processing", 1))).changed).toBe(true);
+    expect((await store.apply(event(job.id, "completed", 2, { result: { ok: 1 } }))).changed).toBe(true);
+    expect((await store.apply(event(job.id, "processing", 3))).changed).toBe(false);
+    expect((await store.apply(event(job.id, "completed", 4, { result: { ok: 2 } }))).changed).toBe(false);
+    expect((await store.apply(event(job.id, "failed", 5, { error: { e: 1 } }))).changed).toBe(false);
     const row = await store.read(job.id, "embeddings", "ws_a");
     expect(row).toMatchObject({ status: "completed", result: { ok: 1 }, error: null });
     expect(row?.completed_at).toBeInstanceOf(Date);
@@ -51,10 +51,10 @@ describe("when events arrive for a job", () => {
 
   it("then a running status reported earlier than the current one is ignored, and a finish beats any running status", async () => {
     const job = await created();
-    expect(await store.apply(event(job.id, "in_progress", 20))).toBe(true);
-    expect(await store.apply(event(job.id, "pending", 10))).toBe(false);
+    expect((await store.apply(event(job.id, "in_progress", 20))).changed).toBe(true);
+    expect((await store.apply(event(job.id, "pending", 10))).changed).toBe(false);
     expect((await store.read(job.id, "embeddings", "ws_a"))?.status).toBe("in_progress");
-    expect(await store.apply(event(job.id, "failed", 5, { error: { message: "x" } }))).toBe(true);
+    expect((await store.apply(event(job.id, "failed", 5, { error: { message: "x" } }))).changed).toBe(true);
     expect((await store.read(job.id, "embeddings", "ws_a"))?.status).toBe("failed");
   });
 
@@ -63,6 +63,18 @@ describe("when events arrive for a job", () => {
     await store.apply(event(job.id, "pending", 1, { upstream_id: "up-1" }));
     await store.apply(event(job.id, "in_progress", 2));
     expect((await store.read(job.id, "embeddings", "ws_a"))?.upstream_id).toBe("up-1");
+  });
+});
+
+describe("when a job with a token reservation finishes", () => {
+  it("then the event that finished it, and only that one, hands back the reservation to settle", async () => {
+    const ticket = { workspace_id: "ws_a", key_id: "key_a", bucket: 123, tokens: 2048 };
+    const job = await created({ tokenTicket: ticket });
+    expect(await store.apply(event(job.id, "processing", 1))).toEqual({ changed: true });
+    expect(await store.apply(event(job.id, "completed", 2, { result: {}, usage_tokens: 40 }))).toEqual({ changed: true, ticket });
+    expect(await store.apply(event(job.id, "completed", 3, { result: {}, usage_tokens: 40 }))).toEqual({ changed: false });
+    const without = await created();
+    expect(await store.apply(event(without.id, "failed", 1, { error: {} }))).toEqual({ changed: true });
   });
 });
 

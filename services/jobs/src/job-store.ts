@@ -1,4 +1,4 @@
-import type { Identity, JobEvent, JobRequest } from "@gw/contracts";
+import type { Identity, JobEvent, JobRequest, TokenTicket } from "@gw/contracts";
 import { finishedJobStatuses, jobStatuses } from "@gw/contracts";
 import type { Db, Queryable } from "@gw/db";
 
@@ -31,6 +31,7 @@ export interface NewJob {
   requestId?: string;
   idempotencyKey?: string;
   requestHash: string;
+  tokenTicket?: TokenTicket;
 }
 
 const COLUMNS = `id, workspace_id, key_id, route, request, identity, credentials, request_id, status, result, error,
@@ -63,8 +64,8 @@ export class JobStore {
     const insert = (tx: Queryable) =>
       tx.query<JobRow>(
         `INSERT INTO jobs.jobs (id, workspace_id, key_id, route, request, identity, credentials, request_id, status, attempts,
-           deadline_at, idempotency_key, request_hash)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, '${jobStatuses.queued}', 1, now() + $9 * interval '1 millisecond', $10, $11)
+           deadline_at, idempotency_key, request_hash, token_ticket)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, '${jobStatuses.queued}', 1, now() + $9 * interval '1 millisecond', $10, $11, $12)
          RETURNING ${COLUMNS}`,
         [
           job.id,
@@ -78,6 +79,7 @@ export class JobStore {
           this.attemptTimeoutMs,
           job.idempotencyKey ?? null,
           job.requestHash,
+          job.tokenTicket ? JSON.stringify(job.tokenTicket) : null,
         ],
       );
     if (!job.idempotencyKey) return { kind: "created", job: (await insert(this.db)).rows[0]! };
@@ -159,9 +161,10 @@ export class JobStore {
   /**
    * Applies a worker's event. A finished job never changes again; a finished status always wins over
    * a running one; a running status replaces another only when it was reported later. A running
-   * status pushes the deadline out: the attempt is alive. Returns whether the row changed.
+   * status pushes the deadline out: the attempt is alive. Returns whether the row changed and, when
+   * this event finished the job, the token reservation to settle.
    */
-  async apply(event: JobEvent): Promise<boolean> {
+  async apply(event: JobEvent): Promise<{ changed: boolean; ticket?: TokenTicket }> {
     const finished = finishedJobStatuses.includes(event.status);
     const result = await this.db.query(
       `UPDATE jobs.jobs SET status = $2, status_at = $3, updated_at = now(),
@@ -170,7 +173,8 @@ export class JobStore {
          completed_at = CASE WHEN $4::boolean THEN now() ELSE completed_at END,
          deadline_at = CASE WHEN $4::boolean THEN NULL ELSE now() + $7 * interval '1 millisecond' END,
          upstream_id = COALESCE($8, upstream_id)
-       WHERE id = $1 AND ${OPEN} AND ($4::boolean OR COALESCE(status_at, 0) <= $3)`,
+       WHERE id = $1 AND ${OPEN} AND ($4::boolean OR COALESCE(status_at, 0) <= $3)
+       RETURNING token_ticket`,
       [
         event.job_id,
         event.status,
@@ -182,7 +186,8 @@ export class JobStore {
         event.upstream_id ?? null,
       ],
     );
-    return result.rowCount > 0;
+    const row = result.rows[0] as { token_ticket: TokenTicket | null } | undefined;
+    return { changed: row !== undefined, ...(finished && row?.token_ticket ? { ticket: row.token_ticket } : {}) };
   }
 
   /** Removes finished jobs older than the retention time; returns how many went. */

@@ -5,10 +5,12 @@ import {
   finishedJobStatuses,
   idempotencyKeyHeader,
   internalHeaders,
+  TokenTicket,
   WebtoolResearchRequest,
   type Identity,
   type JobRequest,
 } from "@gw/contracts";
+import type { Bus } from "@gw/bus";
 import { fromZodError, GatewayError } from "@gw/errors";
 import { readTranscriptionForm, routeLabel, type Catalog } from "@gw/service-kit";
 import { asyncModelRoutes, researchRoute, type AsyncModelRoute } from "./async-routes";
@@ -17,6 +19,7 @@ import type { JobRow, JobStore, NewJob } from "./job-store";
 
 export interface JobRoutesDeps {
   store: JobStore;
+  bus: Bus;
   dispatcher: Dispatcher;
   catalog: Catalog;
   /** Largest request body, as for the regular routes (express's `limit` syntax). */
@@ -155,6 +158,7 @@ async function create(deps: JobRoutesDeps, req: Request, route: string, request:
     requestId: res.locals.requestId as string | undefined,
     idempotencyKey,
     requestHash: createHash("sha256").update(hashInput).digest("hex"),
+    tokenTicket: tokenTicketOf(req, identity),
   };
   // The work message carries the request; one the bus cannot carry is refused now, not lost later.
   const messageBytes = Buffer.byteLength(JSON.stringify({ job_id: job.id, route, identity, credentials: job.credentials, request })) + 512;
@@ -172,10 +176,27 @@ async function create(deps: JobRoutesDeps, req: Request, route: string, request:
   }
   if (outcome.kind === "replayed") {
     res.setHeader("idempotent-replayed", "true");
+    // The replay runs nothing, so what ingress reserved for it is given back at once.
+    if (job.tokenTicket) {
+      await deps.bus.enqueue("limits.settle", { job_id: outcome.job.id, ticket: job.tokenTicket, used: 0 }, { msgId: `${outcome.job.id}:replay:${job.id}` });
+    }
     return outcome.job;
   }
   await deps.dispatcher.dispatch(outcome.job);
   return outcome.job;
+}
+
+/** Ingress's token reservation for this call, if it made one (and it is this caller's). */
+function tokenTicketOf(req: Request, identity: Identity): TokenTicket | undefined {
+  const header = req.get(internalHeaders.tokenTicket);
+  if (!header) return undefined;
+  let parsed: ReturnType<typeof TokenTicket.safeParse>;
+  try {
+    parsed = TokenTicket.safeParse(JSON.parse(header));
+  } catch {
+    return undefined;
+  }
+  return parsed.success && parsed.data.workspace_id === identity.workspace_id && parsed.data.key_id === identity.key_id ? parsed.data : undefined;
 }
 
 function unixSeconds(date: Date | null): number | undefined {

@@ -2,6 +2,7 @@ import { fileURLToPath } from "node:url";
 import type { Bus, Consumer } from "@gw/bus";
 import type { GatewayConfig } from "@gw/config";
 import { runMigrations, type Db } from "@gw/db";
+import { jobStatuses } from "@gw/contracts";
 import type { Logger } from "@gw/logger";
 import { Catalog, createInternalHttp } from "@gw/service-kit";
 import { Dispatcher, type JobTimings } from "./dispatcher";
@@ -54,15 +55,18 @@ export function createJobsService(deps: JobsDeps): JobsService {
     internalSecret: settings.internalSecret,
     checks: { postgres: () => deps.db.ping(), nats: () => deps.bus.ping() },
     mount(app) {
-      mountJobRoutes(app, { store, dispatcher, catalog, bodyLimit: `${settings.bodyLimitBytes}b`, maxMessageBytes: () => deps.bus.maxPayloadBytes });
+      mountJobRoutes(app, { store, dispatcher, catalog, bus: deps.bus, bodyLimit: `${settings.bodyLimitBytes}b`, maxMessageBytes: () => deps.bus.maxPayloadBytes });
     },
   });
   return {
     async start() {
       await runMigrations(deps.db, { schema: "jobs", dir: jobsMigrations, logger });
       events = await deps.bus.consume("jobs.events", { durable: "jobs", concurrency: EVENT_CONCURRENCY, maxDeliver: 20 }, async (event) => {
-        const changed = await store.apply(event);
+        const { changed, ticket } = await store.apply(event);
         logger.debug({ job: event.job_id, status: event.status, attempt: event.attempt, changed }, "jobs: event applied");
+        // The job's token reservation is settled against its real usage (nothing, if it failed).
+        const used = event.usage_tokens ?? (event.status === jobStatuses.failed ? 0 : undefined);
+        if (ticket && used !== undefined) await deps.bus.enqueue("limits.settle", { job_id: event.job_id, ticket, used }, { msgId: event.job_id });
       });
       dispatcher.start();
       return { url: (await http.start()).url };

@@ -1,10 +1,11 @@
 import { Agent, type ClientRequest, type IncomingMessage, type ServerResponse } from "node:http";
 import type { Request, RequestHandler, Response } from "express";
 import { createProxyMiddleware } from "http-proxy-middleware";
-import { internalHeaderPrefix, internalHeaders } from "@gw/contracts";
+import { internalHeaderPrefix, internalHeaders, type TokenTicket } from "@gw/contracts";
 import { GatewayError } from "@gw/errors";
 import { IdentitySigner, sendError } from "@gw/service-kit";
 import type { CredentialRelay } from "../credentials/credential-relay";
+import type { Ticket } from "../limits/types";
 import type { Backend } from "../routes";
 
 export type BackendUrls = Record<Backend, string>;
@@ -46,6 +47,11 @@ function prepareUpstreamRequest(proxyReq: ClientRequest, req: Request, res: Resp
   const sealed = principal && credentials?.headerFor(principal);
   if (sealed) proxyReq.setHeader(internalHeaders.credentials, sealed);
   proxyReq.setHeader(internalHeaders.requestId, res.locals.requestId);
+  const ticket = res.locals.tokenTicket as Ticket | undefined;
+  if (ticket) {
+    const wire: TokenTicket = { workspace_id: ticket.workspaceId, key_id: ticket.keyId, bucket: ticket.bucket, tokens: ticket.tokens };
+    proxyReq.setHeader(internalHeaders.tokenTicket, JSON.stringify(wire));
+  }
   const body = req.body;
   if (Buffer.isBuffer(body)) {
     proxyReq.setHeader("content-length", body.length);
