@@ -31,6 +31,7 @@ const OUTBOX_GRACE_MS = 2_000;
 export class Dispatcher {
   private timer: NodeJS.Timeout | undefined;
   private sweeping: Promise<void> | undefined;
+  private readonly publishing = new Set<Promise<boolean>>();
 
   constructor(
     private readonly store: JobStore,
@@ -64,6 +65,12 @@ export class Dispatcher {
     }
   }
 
+  /** Publishes in the background; `stop` waits for these. */
+  dispatchSoon(job: JobRow): void {
+    const publishing = this.dispatch(job).finally(() => this.publishing.delete(publishing));
+    this.publishing.add(publishing);
+  }
+
   start(): void {
     const tick = () => {
       this.sweeping = this.sweep()
@@ -78,7 +85,7 @@ export class Dispatcher {
   async stop(): Promise<void> {
     clearTimeout(this.timer);
     this.timer = undefined;
-    await this.sweeping;
+    await Promise.all([this.sweeping, ...this.publishing]);
   }
 
   async sweep(): Promise<void> {

@@ -182,7 +182,9 @@ async function create(deps: JobRoutesDeps, req: Request, route: string, request:
     }
     return outcome.job;
   }
-  await deps.dispatcher.dispatch(outcome.job);
+  // The row is durable, so the answer need not wait for the bus: the publish goes on in the
+  // background, and if it fails (or this process dies first) the sweep publishes the row.
+  deps.dispatcher.dispatchSoon(outcome.job);
   return outcome.job;
 }
 
