@@ -11,6 +11,7 @@ import { asyncJobs } from "./scenarios/async-jobs";
 import { capacity } from "./scenarios/capacity";
 import { limiter } from "./scenarios/limiter";
 import { oneInFlight } from "./scenarios/one-in-flight";
+import { stackFloor } from "./scenarios/stack-floor";
 import { openLoop } from "./scenarios/open-loop-load";
 import { streaming } from "./scenarios/streaming";
 import type { BenchContext, Scenario, ScenarioResult } from "./scenarios/scenario";
@@ -18,7 +19,7 @@ import { chatTargets } from "./targets";
 import { spawnUpstream } from "./upstream/spawn-upstream";
 
 /** Run in this order; later scenarios (open-loop load, capacity, streaming, …) are appended here. */
-const scenarios: readonly Scenario[] = [oneInFlight, capacity, openLoop, streaming, limiter, asyncJobs];
+const scenarios: readonly Scenario[] = [oneInFlight, stackFloor, capacity, openLoop, streaming, limiter, asyncJobs];
 
 const progress = (message: string) => process.stderr.write(`[bench] ${message}\n`);
 

@@ -1,7 +1,5 @@
-import { spawn } from "node:child_process";
-import { once } from "node:events";
 import { fileURLToPath } from "node:url";
-import { createInterface } from "node:readline";
+import { spawnListening } from "../listening-child";
 import { statsPath, type FixedUpstreamOptions } from "./fixed-upstream";
 
 /** How the benchmark's upstream streams: `pieces` content chunks, one frame every `frameIntervalMs`. */
@@ -40,24 +38,12 @@ export async function spawnUpstream(options: FixedUpstreamOptions): Promise<Upst
     frameIntervalMs: options.frameIntervalMs ?? defaultStreamPace.frameIntervalMs,
   };
   const entry = fileURLToPath(new URL("./upstream-main.ts", import.meta.url));
-  const child = spawn(process.execPath, ["--import", "tsx", entry], {
-    env: {
-      PATH: process.env.PATH,
-      HOME: process.env.HOME,
-      BENCH_UPSTREAM_KEY: options.apiKey,
-      BENCH_STREAM_PIECES: String(stream.pieces),
-      BENCH_FRAME_INTERVAL_MS: String(stream.frameIntervalMs),
-    },
-    stdio: ["ignore", "pipe", "inherit"],
+  const child = await spawnListening(entry, {
+    BENCH_UPSTREAM_KEY: options.apiKey,
+    BENCH_STREAM_PIECES: String(stream.pieces),
+    BENCH_FRAME_INTERVAL_MS: String(stream.frameIntervalMs),
   });
-  const exited = once(child, "exit");
-  const firstLine = (async () => {
-    for await (const line of createInterface({ input: child.stdout })) return line;
-    return undefined;
-  })();
-  const line = await Promise.race([firstLine, exited.then(() => undefined)]);
-  if (line === undefined || child.pid === undefined) throw new Error(`upstream process exited before listening (${child.exitCode})`);
-  const { url } = JSON.parse(line) as { url: string };
+  const url = child.url;
   return {
     url,
     pid: child.pid,
@@ -66,10 +52,6 @@ export async function spawnUpstream(options: FixedUpstreamOptions): Promise<Upst
       const res = await fetch(new URL(statsPath, url));
       return ((await res.json()) as { answered: number }).answered;
     },
-    async stop() {
-      if (child.exitCode === null && child.signalCode === null) child.kill("SIGTERM");
-      const [code] = (await exited) as [number | null];
-      return code;
-    },
+    stop: child.stop,
   };
 }
