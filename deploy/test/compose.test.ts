@@ -18,6 +18,7 @@ interface ComposeService {
   command?: string[];
   environment?: string[];
   ports?: string[];
+  volumes?: string[];
   depends_on?: Record<string, { condition: string }>;
   healthcheck?: { test: string[] };
   stop_grace_period?: string;
@@ -58,6 +59,12 @@ describe("deploy/docker-compose.yml", () => {
   it.each(Object.keys(gatewayServices))("when %s starts, then its config.ts accepts the environment compose gives it", (name) => {
     const env = gatewayServices[name as keyof typeof gatewayServices](environment(name)) as Record<string, unknown>;
     expect(env.NATS_URL).toBe("nats://nats:4222");
+  });
+
+  it.each(Object.keys(gatewayServices))("when %s starts, then GATEWAY_CONFIG names the repository's config file, mounted read-only", (name) => {
+    const path = environment(name).GATEWAY_CONFIG;
+    expect(path, `${name} sets GATEWAY_CONFIG`).toBeDefined();
+    expect(svc(name).volumes ?? []).toContain(`../gateway.config.yaml:${path}:ro`);
   });
 
   it("when ingress calls the other services, then its URLs name their compose services and ports", () => {

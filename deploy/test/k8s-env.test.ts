@@ -59,11 +59,14 @@ describe.each(["dev", "prod"])("the %s overlay's configuration", (overlay) => {
     expect(env.NATS_URL).toMatch(/^nats:\/\//);
   });
 
-  it("when a service reads GATEWAY_CONFIG, then the path is the mounted ConfigMap's file and the file passes the gateway's own validation", () => {
+  it("when a service starts, then GATEWAY_CONFIG names the mounted ConfigMap's file and the file passes the gateway's own validation", () => {
     let checked = 0;
+    // Every service reads the config file (jobs checks async bodies against the model catalog);
+    // without the variable a container would look for it at the repository path and not start.
     for (const d of m.deployments) {
       const c = mainContainer(d);
       const path = c.env?.find((e) => e.name === "GATEWAY_CONFIG")?.value;
+      expect(path, `${d.metadata?.name} sets GATEWAY_CONFIG`).toBeDefined();
       if (!path) continue;
       const mount = c.volumeMounts?.find((v) => path.startsWith(`${v.mountPath}/`));
       const volume = d.spec?.template.spec?.volumes?.find((v) => v.name === mount?.name);
@@ -75,7 +78,7 @@ describe.each(["dev", "prod"])("the %s overlay's configuration", (overlay) => {
       expect(Object.keys(loadGatewayConfig(file).providers).length).toBeGreaterThan(0);
       checked++;
     }
-    expect(checked).toBe(3); // ingress, inference, tools
+    expect(checked).toBe(4);
   });
 
   it("when a provider is configured, then the service that calls it gets its credentials from a Secret, and no other service does", () => {
