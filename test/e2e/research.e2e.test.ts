@@ -107,6 +107,17 @@ for (const name of targetNames) {
       });
       expect(bad.status).toBe(400);
       expect(await bad.json()).toMatchObject({ error: { param: "input" } });
+      // A caller's own provider key is refused, as on every tool route, and no task starts.
+      const tasksBefore = tav.researchTasks.size;
+      await expect(research("with my key", { api_key: "tvly-mine" } as never)).rejects.toThrow(/api_key/);
+      const keyed = await fetch(`${gw.baseURL}/tools/webtool/research?apiKey=tvly-mine`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+        body: JSON.stringify({ input: "with my key" }),
+      });
+      expect(keyed.status).toBe(400);
+      expect(await keyed.json()).toMatchObject({ error: { param: "apiKey", message: expect.stringContaining("Do not send") } });
+      expect(tav.researchTasks.size).toBe(tasksBefore);
       await expect(research("no permission", {}, noToolKey)).rejects.toThrow();
       const denied = await fetch(`${gw.baseURL}/tools/webtool/research`, {
         method: "POST",

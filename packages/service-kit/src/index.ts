@@ -10,3 +10,4 @@ export * from "./sealed";
 export * from "./catalog";
 export * from "./multipart";
 export * from "./job-events";
+export * from "./tool-credentials";

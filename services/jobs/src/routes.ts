@@ -12,7 +12,7 @@ import {
 } from "@gw/contracts";
 import type { Bus } from "@gw/bus";
 import { fromZodError, GatewayError } from "@gw/errors";
-import { readTranscriptionForm, routeLabel, type Catalog } from "@gw/service-kit";
+import { readTranscriptionForm, refuseCredentials, routeLabel, type Catalog } from "@gw/service-kit";
 import { asyncModelRoutes, researchRoute, type AsyncModelRoute } from "./async-routes";
 import type { Dispatcher } from "./dispatcher";
 import type { JobRow, JobStore, NewJob } from "./job-store";
@@ -64,6 +64,9 @@ export function mountJobRoutes(app: Express, deps: JobRoutesDeps): void {
   });
 
   app.post("/v1/tools/webtool/research", routeLabel("/v1/tools/webtool/research"), json, async (req, res) => {
+    // As on every tool route: the gateway adds its own provider credential, the caller's is refused.
+    refuseCredentials(req.query, "query");
+    refuseCredentials(req.body, "body");
     const parsed = WebtoolResearchRequest.safeParse(req.body);
     if (!parsed.success) throw fromZodError(parsed.error);
     const request: JobRequest = { format: "json", body: parsed.data };

@@ -1,7 +1,8 @@
 import type { RequestHandler, Response } from "express";
-import { findCredentialField, type ToolName } from "@gw/contracts";
+import type { ToolName } from "@gw/contracts";
 import { GatewayError } from "@gw/errors";
 import { sendError } from "@gw/service-kit";
+export { refuseCredentials } from "@gw/service-kit";
 import type { GatewayConfig } from "@gw/config";
 import type { Dispatcher } from "undici";
 import type { RetryPolicy } from "./upstream/retry";
@@ -13,21 +14,6 @@ export interface ToolRouteDeps {
   agent: Dispatcher;
   bodyLimit: string;
   retry?: RetryPolicy;
-}
-
-/**
- * A caller-supplied credential (`api_key`, `apiKey`, `token`, …) in the body or the query is a 400
- * before anything is forwarded: the gateway adds its own, and the caller's must not travel on.
- */
-export function refuseCredentials(fields: unknown, where: "body" | "query"): void {
-  if (typeof fields !== "object" || fields === null || Array.isArray(fields)) return;
-  const field = findCredentialField(fields);
-  if (field === undefined) return;
-  throw new GatewayError(
-    "invalid_request",
-    `Do not send \`${field}\` in the ${where}: the gateway adds its own provider credential. Authenticate with your platform key in the Authorization header.`,
-    { param: field },
-  );
 }
 
 /** Aborted when the caller goes away before the answer is complete: the upstream call is cancelled. */
