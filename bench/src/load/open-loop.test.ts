@@ -62,8 +62,9 @@ describe("runOpenLoop against a local server", () => {
     expect(r.ok).toBe(90);
     expect(r.latency.count).toBe(90);
     expect(r.errorSamples).toEqual(["status 500: nope"]);
-    // 90 answers over at least the 99 intervals of the schedule (a busy machine only lowers it).
-    expect(r.achievedRate).toBeLessThanOrEqual(90 / (99 / 400));
+    // 90 answers over at least the 99 intervals of the schedule (a busy machine only lowers it),
+    // less up to 2 ms: Node's timers count whole milliseconds and may fire a fraction of one early.
+    expect(r.achievedRate).toBeLessThanOrEqual(90 / (99 / 400 - 0.002));
     expect(r.achievedRate).toBeGreaterThan(50);
     expect(r.stoppedEarly).toBe(false);
   });
