@@ -221,6 +221,7 @@ export function createInProcessBus(options: InProcessBusOptions): Bus {
     },
 
     maxPayloadBytes,
+    durable: false,
 
     async enqueue(subject, message, opts) {
       assertOpen();

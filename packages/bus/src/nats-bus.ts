@@ -95,6 +95,8 @@ export async function createNatsBus(options: NatsBusOptions): Promise<Bus> {
   }
 
   return {
+    durable: true,
+
     // The server's limit, learned at connect; a reconnect to a server with another limit updates it.
     get maxPayloadBytes() {
       return nc.info?.max_payload ?? DEFAULT_MAX_PAYLOAD;

@@ -70,6 +70,11 @@ export interface Bus {
    * PayloadTooLargeError, so a caller can say so instead of retrying.
    */
   readonly maxPayloadBytes: number;
+  /**
+   * Whether queued work survives this process (JetStream keeps it on disk; the in-process bus holds
+   * it in memory). A service that publishes work checks this at start to publish again what was lost.
+   */
+  readonly durable: boolean;
   /** Core broadcast: nothing is kept, every current subscriber gets the message. */
   publish<S extends BroadcastSubject>(
     subject: S,

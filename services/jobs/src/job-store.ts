@@ -113,6 +113,15 @@ export class JobStore {
     await this.db.query("UPDATE jobs.jobs SET dispatched_at = now() WHERE id = $1 AND attempts = $2", [id, attempt]);
   }
 
+  /**
+   * After a restart on a bus that keeps nothing (the in-process bus of the embedded default), every
+   * unfinished job's work is gone with the old process: marks them all to be published again.
+   */
+  async markAllUndispatched(): Promise<number> {
+    const result = await this.db.query(`UPDATE jobs.jobs SET dispatched_at = NULL WHERE ${OPEN} AND dispatched_at IS NOT NULL`);
+    return result.rowCount;
+  }
+
   /** Unfinished jobs whose work never reached the bus (a publish that failed, a crash in between). */
   async undispatched(olderThanMs: number, limit: number): Promise<JobRow[]> {
     const result = await this.db.query<JobRow>(

@@ -61,6 +61,10 @@ export function createJobsService(deps: JobsDeps): JobsService {
   return {
     async start() {
       await runMigrations(deps.db, { schema: "jobs", dir: jobsMigrations, logger });
+      if (!deps.bus.durable) {
+        const requeued = await store.markAllUndispatched();
+        if (requeued > 0) logger.info({ jobs: requeued }, "jobs: unfinished jobs of the previous run published again (the bus kept nothing)");
+      }
       events = await deps.bus.consume("jobs.events", { durable: "jobs", concurrency: EVENT_CONCURRENCY, maxDeliver: 20 }, async (event) => {
         const { changed, ticket } = await store.apply(event);
         logger.debug({ job: event.job_id, status: event.status, attempt: event.attempt, changed }, "jobs: event applied");
