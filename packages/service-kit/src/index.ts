@@ -11,3 +11,4 @@ export * from "./catalog";
 export * from "./multipart";
 export * from "./job-events";
 export * from "./tool-credentials";
+export * from "./upstream";

@@ -1,6 +1,7 @@
 import type { GatewayConfig, ModelConfig } from "@gw/config";
 import { GatewayError } from "@gw/errors";
 import type { Logger } from "@gw/logger";
+import { defaultRetryPolicy, retryDelay, type RetryPolicy } from "@gw/service-kit";
 import type { Dispatcher } from "undici";
 import type { CircuitBreakers } from "./circuit-breaker";
 import { providerAdapters } from "./providers/registry";
@@ -15,31 +16,7 @@ export interface RouteAttempt {
 type Outcome<T> = { ok: true } & T;
 type Failure = { ok: false; error: GatewayError };
 
-/** How hard one route is tried before the next: retries with exponential backoff and jitter. */
-export interface RetryPolicy {
-  /** Delay before the first retry; doubles for each further one, with ±50 % jitter. */
-  baseDelayMs: number;
-  maxDelayMs: number;
-  /** An upstream asking us to wait longer than this is not retried: the next route is tried. */
-  maxRetryAfterMs: number;
-  sleep(ms: number, signal?: AbortSignal): Promise<void>;
-  random(): number;
-}
-
-export const defaultRetryPolicy: RetryPolicy = {
-  baseDelayMs: 250,
-  maxDelayMs: 4_000,
-  maxRetryAfterMs: 10_000,
-  sleep: (ms, signal) =>
-    new Promise((resolve) => {
-      const timer = setTimeout(resolve, ms);
-      signal?.addEventListener("abort", () => {
-        clearTimeout(timer);
-        resolve();
-      });
-    }),
-  random: Math.random,
-};
+export type { RetryPolicy };
 
 export interface FallbackDeps {
   config: GatewayConfig;
@@ -119,23 +96,4 @@ export async function withFallback<T>(
   }
   // Built only when needed: an error captures a stack trace, and most requests succeed.
   return last ?? { ok: false, error: new GatewayError("provider_not_configured", `No provider can serve \`${publicModel}\``) };
-}
-
-/** The wait before retry number `retries + 1`: the upstream's retry-after if it gave one, else backoff. */
-function retryDelay(error: GatewayError, retries: number, policy: RetryPolicy): number | undefined {
-  const asked = retryAfterMs(error.headers);
-  if (asked !== undefined) return asked <= policy.maxRetryAfterMs ? asked : undefined;
-  const backoff = Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** retries);
-  return Math.round(backoff * (0.5 + policy.random()));
-}
-
-function retryAfterMs(headers: Record<string, string>): number | undefined {
-  const ms = Number(headers["retry-after-ms"]);
-  if (Number.isFinite(ms) && ms >= 0 && headers["retry-after-ms"] !== undefined) return ms;
-  const raw = headers["retry-after"];
-  if (raw === undefined) return undefined;
-  const seconds = Number(raw);
-  if (Number.isFinite(seconds)) return Math.max(0, seconds * 1000);
-  const date = Date.parse(raw);
-  return Number.isNaN(date) ? undefined : Math.max(0, date - Date.now());
 }

@@ -1,8 +1,7 @@
 import type { Bus, Consumer } from "@gw/bus";
 import type { GatewayConfig } from "@gw/config";
 import type { Logger } from "@gw/logger";
-import { createInternalHttp } from "@gw/service-kit";
-import { Catalog } from "@gw/service-kit";
+import { Catalog, createInternalHttp, createUpstreamAgent } from "@gw/service-kit";
 import { CircuitBreakers } from "./circuit-breaker";
 import { mountAudioRoutes } from "./routes/audio";
 import { mountChatRoutes } from "./routes/chat";
@@ -14,7 +13,6 @@ import { mountModelRoutes } from "./routes/models";
 import { mountResponsesRoutes } from "./routes/responses";
 import { mountRerankRoutes } from "./routes/rerank";
 import { mountOcrRoutes } from "./routes/ocr";
-import { createUpstreamAgent } from "./upstream/http";
 import { startJobWorker } from "./job-worker";
 import { providerAdapters } from "./providers/registry";
 

@@ -1,11 +1,10 @@
 import type { Bus, Consumer } from "@gw/bus";
 import type { GatewayConfig } from "@gw/config";
 import type { Logger } from "@gw/logger";
-import { createInternalHttp } from "@gw/service-kit";
+import { createInternalHttp, createUpstreamAgent } from "@gw/service-kit";
 import { startResearchWorker, type ResearchPolling } from "./research-worker";
 import { mountSerptoolRoutes } from "./serptool/routes";
 import { checkToolProviders, toolProviderKinds } from "./tool-upstream";
-import { createUpstreamAgent } from "./upstream/http";
 import type { RetryPolicy } from "./upstream/retry";
 import { mountWebtoolRoutes } from "./webtool/routes";
 

@@ -3,7 +3,7 @@ import type { GatewayError } from "@gw/errors";
 import type { UpstreamEmulator } from "@gw/testkit";
 import type { Agent } from "undici";
 import { afterAll, afterEach, beforeAll } from "vitest";
-import { createUpstreamAgent } from "../upstream/http";
+import { createUpstreamAgent } from "@gw/service-kit";
 import type { ProviderContext, UpstreamCall } from "./types";
 
 /**

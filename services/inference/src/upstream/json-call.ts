@@ -2,7 +2,7 @@ import { GatewayError } from "@gw/errors";
 import type { Dispatcher } from "undici";
 import type { z } from "zod";
 import { upstreamHttpError, upstreamTransportError, type UpstreamFailureContext } from "./errors";
-import { readBounded, sendUpstream } from "./http";
+import { readBounded, sendUpstream, upstreamUrl } from "@gw/service-kit";
 
 export interface JsonPost {
   url: string;
@@ -71,10 +71,7 @@ export function malformed(): GatewayError {
   return new GatewayError("upstream_error", "The model provider sent a malformed answer");
 }
 
-/** `${base_url}${path}` without a doubled slash. */
-export function upstreamUrl(baseUrl: string, path: string): string {
-  return `${baseUrl.replace(/\/+$/, "")}${path}`;
-}
+export { upstreamUrl };
 
 /** JSON headers with the server's credential as a Bearer token (never the caller's). */
 export function bearerJsonHeaders(apiKey: string | undefined, extra: Record<string, string> | undefined): Record<string, string> {

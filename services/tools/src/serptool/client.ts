@@ -2,7 +2,7 @@ import { SerptoolSearchResponse, type SerptoolSearchQuery } from "@gw/contracts"
 import type { Dispatcher } from "undici";
 import type { ToolUpstream } from "../tool-upstream";
 import { callJson, malformed, type ToolOutcome } from "../upstream/call";
-import { upstreamUrl } from "../upstream/http";
+import { upstreamUrl } from "@gw/service-kit";
 import { defaultRetryPolicy, withRetries, type RetryPolicy } from "../upstream/retry";
 import { boundOrganicResults, withoutSerpApiInternals } from "./answer";
 import { SERPTOOL_LABEL, serptoolHttpError } from "./errors";

@@ -1,6 +1,6 @@
 import { GatewayError } from "@gw/errors";
 import type { Dispatcher } from "undici";
-import { readBounded, sendUpstream } from "./http";
+import { readBounded, sendUpstream } from "@gw/service-kit";
 
 /** Expected failures are values, as everywhere below the HTTP layer; only the routes throw. */
 export type ToolOutcome<T> = { ok: true; value: T } | { ok: false; error: GatewayError };

@@ -2,7 +2,7 @@ import { createSpecValidator, startTavilyUpstream, type TavilyUpstream } from "@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { instantRetry } from "../route-test-service";
 import type { ToolUpstream } from "../tool-upstream";
-import { createUpstreamAgent } from "../upstream/http";
+import { createUpstreamAgent } from "@gw/service-kit";
 import { createWebtoolClient, type WebtoolClient } from "./client";
 
 const KEY = "tvly-research-client";

@@ -16,7 +16,7 @@ import type { Dispatcher } from "undici";
 import type { z } from "zod";
 import type { ToolUpstream } from "../tool-upstream";
 import { callJson, malformed, type ToolOutcome } from "../upstream/call";
-import { upstreamUrl } from "../upstream/http";
+import { upstreamUrl } from "@gw/service-kit";
 import { defaultRetryPolicy, withRetries, type RetryPolicy } from "../upstream/retry";
 import { boundResults, forwardedBody, withoutInternalFields } from "./answer";
 import { WEBTOOL_LABEL, webtoolHttpError, type WebtoolOperation } from "./errors";

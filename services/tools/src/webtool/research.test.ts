@@ -2,7 +2,7 @@ import { GatewayConfig } from "@gw/config";
 import { startTavilyUpstream, type TavilyUpstream } from "@gw/testkit";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { instantRetry } from "../route-test-service";
-import { createUpstreamAgent } from "../upstream/http";
+import { createUpstreamAgent } from "@gw/service-kit";
 import { getResearch, startResearch, type WebtoolResearchDeps } from "./research";
 
 const KEY = "tvly-research-functions";

@@ -3,7 +3,7 @@ import type { OcrRequest } from "@gw/contracts";
 import { startMistralUpstream, type UpstreamEmulator } from "@gw/testkit";
 import type { Agent } from "undici";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { createUpstreamAgent } from "../../upstream/http";
+import { createUpstreamAgent } from "@gw/service-kit";
 import type { OcrResult, ProviderContext } from "../types";
 import { mistralErrorBody, mistralOcr } from "./ocr";
 
