@@ -12,3 +12,4 @@ export * from "./multipart";
 export * from "./job-events";
 export * from "./tool-credentials";
 export * from "./upstream";
+export * from "./migrate-main";
