@@ -1,5 +1,5 @@
 import type { Bus, Consumer, MessageMeta } from "@gw/bus";
-import { internalHeaders, jobStatuses, type JobEvent, type JobWork } from "@gw/contracts";
+import { internalHeaders, jobStatuses, type BinaryJobResult, type JobEvent, type JobWork } from "@gw/contracts";
 import { GatewayError } from "@gw/errors";
 import type { Logger } from "@gw/logger";
 import { errorFormatFor, reportJobEvent, signIdentity } from "@gw/service-kit";
@@ -104,5 +104,6 @@ function readAnswer(contentType: string, bytes: Buffer): unknown {
     }
   }
   if (/^text\//i.test(contentType)) return bytes.toString("utf8");
-  return { object: "binary", content_type: contentType || "application/octet-stream", data: bytes.toString("base64") };
+  const binary: BinaryJobResult = { object: "binary", content_type: contentType || "application/octet-stream", data: bytes.toString("base64") };
+  return binary;
 }

@@ -7,7 +7,6 @@ import type {
   ImageGenerationRequest,
   ImagesResponse,
   SpeechRequest,
-  TranscriptionForm,
   TranscriptionJson,
   EmbeddingsRequest,
   EmbeddingsResponse,

@@ -1,4 +1,4 @@
-import type { MessagesUsage, Usage } from "@gw/contracts";
+import type { ChatToolCall, MessagesUsage, Usage } from "@gw/contracts";
 
 /**
  * Mapping rules shared by every direction of chat ⇄ messages translation: stop reasons and usage.
@@ -70,4 +70,27 @@ export function messagesUsageOf(u: Usage): MessagesUsage {
     cache_creation_input_tokens: 0,
     cache_read_input_tokens: cached,
   };
+}
+
+/** Chat content is a string; some compatible upstreams send text parts instead. */
+export function textOf(content: unknown): string {
+  if (typeof content === "string") return content;
+  if (!Array.isArray(content)) return "";
+  return content
+    .map((part: unknown) => (isRecord(part) && part.type === "text" && typeof part.text === "string" ? part.text : ""))
+    .join("");
+}
+
+/** Function tool calls only: custom (free-text) tool calls cannot be requested through this path. */
+export function toolCallsOf(calls: unknown): ChatToolCall[] {
+  if (!Array.isArray(calls)) return [];
+  return calls.filter(
+    (c: unknown): c is ChatToolCall =>
+      isRecord(c) && c.type === "function" && typeof c.id === "string" && isRecord(c.function) &&
+      typeof c.function.name === "string" && typeof c.function.arguments === "string",
+  );
+}
+
+export function isRecord(v: unknown): v is Record<string, unknown> {
+  return typeof v === "object" && v !== null && !Array.isArray(v);
 }

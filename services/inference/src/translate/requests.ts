@@ -9,6 +9,7 @@ import type {
   MessagesToolChoice,
 } from "@gw/contracts";
 import { GatewayError } from "@gw/errors";
+import { isRecord } from "./common";
 
 /**
  * Request translation between OpenAI Chat Completions and Anthropic Messages, both ways. Pure
@@ -446,6 +447,3 @@ function isBlockList(v: unknown): v is Block[] {
   return Array.isArray(v) && v.every((b) => isRecord(b) && typeof b.type === "string");
 }
 
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === "object" && v !== null && !Array.isArray(v);
-}

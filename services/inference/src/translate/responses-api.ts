@@ -15,6 +15,7 @@ import type {
   Usage,
 } from "@gw/contracts";
 import { GatewayError } from "@gw/errors";
+import { isRecord, textOf, toolCallsOf } from "./common";
 
 /**
  * OpenAI Responses API ⇄ Chat Completions, the non-streamed half (streams are in
@@ -423,21 +424,6 @@ function countOf(v: unknown): number {
   return typeof v === "number" && Number.isInteger(v) && v >= 0 ? v : 0;
 }
 
-/** Chat content is a string; some compatible upstreams send text parts instead. */
-function textOf(content: unknown): string {
-  if (typeof content === "string") return content;
-  if (!Array.isArray(content)) return "";
-  return content.map((p: unknown) => (isRecord(p) && p.type === "text" && typeof p.text === "string" ? p.text : "")).join("");
-}
-
-function toolCallsOf(calls: unknown): ChatToolCall[] {
-  if (!Array.isArray(calls)) return [];
-  return calls.filter(
-    (c: unknown): c is ChatToolCall =>
-      isRecord(c) && c.type === "function" && typeof c.id === "string" && isRecord(c.function) &&
-      typeof c.function.name === "string" && typeof c.function.arguments === "string",
-  );
-}
 
 export function nowSeconds(): number {
   return Math.floor(Date.now() / 1000);
@@ -452,6 +438,3 @@ function requireString(v: unknown, at: string): string {
   return v;
 }
 
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === "object" && v !== null && !Array.isArray(v);
-}

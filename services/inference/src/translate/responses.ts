@@ -1,5 +1,5 @@
 import type { ChatCompletion, ChatToolCall, MessagesContentBlock, MessagesResponse, MessagesUsage } from "@gw/contracts";
-import { chatUsageOf, finishReasonOf, messagesUsageOf, stopReasonOf } from "./common";
+import { chatUsageOf, finishReasonOf, messagesUsageOf, stopReasonOf, textOf, toolCallsOf } from "./common";
 import { toolInputOf } from "./requests";
 
 /**
@@ -68,25 +68,5 @@ export function chatCompletionToMessage(c: ChatCompletion, publicModel: string):
   };
 }
 
-/** OpenAI content is a string; some compatible upstreams send text parts instead. */
-function textOf(content: unknown): string {
-  if (typeof content === "string") return content;
-  if (!Array.isArray(content)) return "";
-  return content
-    .map((part: unknown) => (isRecord(part) && part.type === "text" && typeof part.text === "string" ? part.text : ""))
-    .join("");
-}
 
-/** Function tool calls only: custom (free-text) tool calls cannot be requested through this path. */
-function toolCallsOf(calls: unknown): ChatToolCall[] {
-  if (!Array.isArray(calls)) return [];
-  return calls.filter(
-    (c: unknown): c is ChatToolCall =>
-      isRecord(c) && c.type === "function" && typeof c.id === "string" && isRecord(c.function) &&
-      typeof c.function.name === "string" && typeof c.function.arguments === "string",
-  );
-}
 
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === "object" && v !== null && !Array.isArray(v);
-}

@@ -1,9 +1,7 @@
-import { ChatCompletion, ChatCompletionChunk, type ChatCompletionRequest } from "@gw/contracts";
+import type { ChatCompletionRequest } from "@gw/contracts";
 import { GatewayError } from "@gw/errors";
 import type { ChatResult, ProviderContext, UpstreamCall } from "../types";
-import { openaiHeaders } from "../openai/chat";
-import { failureNames, postOpenAI, readJson } from "../openai/passthrough";
-import { relayOpenAIChunks } from "../openai/stream-relay";
+import { postChat } from "../openai/chat";
 
 /**
  * OpenAI request fields Mistral's chat API refuses with a 422 (`extra_forbidden`) although callers of
@@ -34,19 +32,12 @@ export function mistralChatBody(request: ChatCompletionRequest, upstreamModel: s
   return body;
 }
 
+/**
+ * Mistral streams put usage on the chunk that carries finish_reason; a caller who asked for
+ * include_usage reads it there (OpenAI clients take `usage` from whichever chunk has it).
+ */
 export async function mistralChat(ctx: ProviderContext, call: UpstreamCall<ChatCompletionRequest>): Promise<ChatResult> {
-  const stream = call.request.stream === true;
   const body = mistralChatBody(call.request, call.upstreamModel);
   if (body instanceof GatewayError) return { ok: false, error: body };
-  const sent = await postOpenAI(ctx, call, "/chat/completions", JSON.stringify(body), openaiHeaders(ctx, stream));
-  if (!sent.ok) return sent;
-  if (stream) {
-    // Usage arrives on the chunk that carries finish_reason; a caller who asked for include_usage
-    // reads it there (OpenAI clients take `usage` from whichever chunk has it).
-    const showUsage = call.request.stream_options?.include_usage === true;
-    return { ok: true, kind: "stream", events: relayOpenAIChunks(sent.response.body, ChatCompletionChunk, failureNames(call), showUsage) };
-  }
-  const completion = await readJson(sent.response, (v) => ChatCompletion.safeParse(v));
-  if (!completion.ok) return completion;
-  return { ok: true, kind: "json", completion: { ...completion.value, model: call.publicModel } };
+  return postChat(ctx, call, body);
 }

@@ -4,9 +4,17 @@ import { failureNames, postOpenAI, readJson } from "./passthrough";
 import { openaiUpstreamBody, relayOpenAIChunks } from "./stream-relay";
 
 /** Any OpenAI-compatible upstream: the request passes through with the upstream model name. */
-export async function openaiChat(ctx: ProviderContext, call: UpstreamCall<ChatCompletionRequest>): Promise<ChatResult> {
+export function openaiChat(ctx: ProviderContext, call: UpstreamCall<ChatCompletionRequest>): Promise<ChatResult> {
+  return postChat(ctx, call, openaiUpstreamBody(call.request, call.upstreamModel));
+}
+
+/**
+ * Posts a chat body to an OpenAI-compatible upstream and reads its answer under the public model
+ * name: the stream relayed chunk by chunk (usage shown only if the caller asked for it), or the JSON.
+ */
+export async function postChat(ctx: ProviderContext, call: UpstreamCall<ChatCompletionRequest>, body: object): Promise<ChatResult> {
   const stream = call.request.stream === true;
-  const sent = await postOpenAI(ctx, call, "/chat/completions", JSON.stringify(openaiUpstreamBody(call.request, call.upstreamModel)), openaiHeaders(ctx, stream));
+  const sent = await postOpenAI(ctx, call, "/chat/completions", JSON.stringify(body), openaiHeaders(ctx, stream));
   if (!sent.ok) return sent;
   if (stream) {
     const showUsage = call.request.stream_options?.include_usage === true;
