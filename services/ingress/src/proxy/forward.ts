@@ -1,6 +1,6 @@
 import { Agent, type ClientRequest, type IncomingMessage, type ServerResponse } from "node:http";
 import type { Request, RequestHandler, Response } from "express";
-import { createProxyMiddleware } from "http-proxy-middleware";
+import { createProxyMiddleware, proxyEventsPlugin, type Plugin } from "http-proxy-middleware";
 import { internalHeaderPrefix, internalHeaders, type TokenTicket } from "@gw/contracts";
 import { GatewayError } from "@gw/errors";
 import { IdentitySigner, sendError } from "@gw/service-kit";
@@ -24,6 +24,11 @@ export function createForwarders(urls: BackendUrls, internalSecret: string, cred
       agent,
       changeOrigin: false,
       xfwd: false,
+      // Only the plugin that registers `on` below. The defaults add, for every request, a log line
+      // built from two URL objects (for a no-op logger), a 'close' and an 'error' listener that only
+      // print debug output, and an error page that `on.error` replaces anyway.
+      ejectPlugins: true,
+      plugins: [proxyEventsPlugin as unknown as Plugin<Request, Response>],
       on: {
         proxyReq: (proxyReq, req, res) => prepareUpstreamRequest(proxyReq, req as Request, res as Response, signer, credentials),
         proxyRes: (proxyRes, _req, res) => {
