@@ -61,3 +61,53 @@ describe("searchCapacity", () => {
     expect(tried.map(([rps]) => rps)).toEqual([10, 12, 11]);
   });
 });
+
+describe("searchCapacity with confirmed failures", () => {
+  /** A server that fails the listed (rate, attempt) pairs once each, and otherwise passes up to `limit`. */
+  function flakyServer(limit: number, hiccups: number[]) {
+    const tried: [number, SearchPhase][] = [];
+    const pending = [...hiccups];
+    const tryRate = async (rps: number, phase: SearchPhase) => {
+      tried.push([rps, phase]);
+      const hiccup = pending.indexOf(rps);
+      if (hiccup >= 0) {
+        pending.splice(hiccup, 1);
+        return { rps, pass: false };
+      }
+      return { rps, pass: rps <= limit };
+    };
+    return { tried, tryRate };
+  }
+
+  it("when one step at a sustainable rate hits a pause, then the retry passes and the search goes on", async () => {
+    const { tried, tryRate } = flakyServer(1234, [400]);
+    const outcome = await searchCapacity(tryRate, { ...options, confirmFailures: 1 });
+    expect(tried.slice(0, 3)).toEqual([
+      [200, "grow"],
+      [400, "grow"],
+      [400, "confirm"],
+    ]);
+    expect(outcome.best?.rps).toBe(1200);
+    expect(outcome.firstFail?.rps).toBe(1300);
+  });
+
+  it("when a rate is really too high, then it fails its retry too and counts as failed", async () => {
+    const { tried, tryRate } = flakyServer(300, []);
+    const outcome = await searchCapacity(tryRate, { ...options, confirmFailures: 1 });
+    expect(tried.slice(0, 3)).toEqual([
+      [200, "grow"],
+      [400, "grow"],
+      [400, "confirm"],
+    ]);
+    expect(outcome.best?.rps).toBe(300);
+    expect(outcome.firstFail?.rps).toBe(325);
+    expect(outcome.steps.filter((s) => !s.pass).every((s) => s.rps > 300)).toBe(true);
+  });
+
+  it("when failures are not confirmed, then one pause ends the growth", async () => {
+    const { tryRate } = flakyServer(1234, [400]);
+    const outcome = await searchCapacity(tryRate, options);
+    expect(outcome.best?.rps).toBe(375);
+    expect(outcome.firstFail?.rps).toBe(400);
+  });
+});
