@@ -137,6 +137,8 @@ export class MemoryLimiter implements Limiter {
       state = { o: bucket, totals: { r: 0, t: 0 }, buckets: new Map() };
       this.scopes.set(id, state);
     }
+    // A late settlement can land before a state that was swept and started again: keep `o` the oldest.
+    if (bucket < state.o) state.o = bucket;
     let counts = state.buckets.get(bucket);
     if (!counts) {
       counts = { r: 0, t: 0 };

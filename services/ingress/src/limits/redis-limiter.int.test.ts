@@ -3,8 +3,10 @@ import { createClient } from "redis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createLogger } from "@gw/logger";
 import { testRedisUrl, uniquePrefix } from "@gw/testkit";
-import { limiterContract } from "./limiter-contract";
+import { FakeClock, limiterContract } from "./limiter-contract";
+import { MemoryLimiter } from "./memory-limiter";
 import { RedisLimiter } from "./redis-limiter";
+import type { AdmitRequest, Ticket } from "./types";
 
 const logger = createLogger({ service: "test", level: "silent" });
 let url: string;
@@ -51,6 +53,28 @@ describe("Redis limiter keys", () => {
       expect(ttl).toBeGreaterThan(59_000);
       expect(ttl).toBeLessThanOrEqual(61_000);
       expect(await client.hGet(keys[1] as string, "t")).toBe("7");
+    } finally {
+      client.destroy();
+      await limiter.close();
+    }
+  });
+
+  it("when a bucket is charged again, then the expiry stands; when a new bucket is first charged, then it is renewed", async () => {
+    const clock = new FakeClock();
+    const limiter = await connected(new RedisLimiter({ windowMs: 60_000, buckets: 60, now: clock.now, url, prefix, timeoutMs: 2_000, logger }));
+    const client = createClient({ url });
+    await client.connect();
+    const request = { workspaceId: "ws_ttl", keyId: "key_ttl", workspace: { requests: 50, tokens: 500 }, key: { requests: 50, tokens: 500 }, tokens: 3 };
+    const ttls = () => Promise.all([client.pTTL(`${prefix}rl:{ws_ttl}:ws`), client.pTTL(`${prefix}rl:{ws_ttl}:key:key_ttl`)]);
+    try {
+      await limiter.admit(request);
+      for (const ttl of await ttls()) expect(ttl).toBeGreaterThan(60_000); // the window and one bucket: 61 s
+      await new Promise((r) => setTimeout(r, 300));
+      await limiter.admit(request); // same bucket: the first charge's expiry already outlives it
+      for (const ttl of await ttls()) expect(ttl).toBeLessThanOrEqual(61_000 - 300);
+      clock.advance(1_000);
+      await limiter.admit(request);
+      for (const ttl of await ttls()) expect(ttl).toBeGreaterThan(61_000 - 250);
     } finally {
       client.destroy();
       await limiter.close();
@@ -116,6 +140,65 @@ describe("Redis limiter settlements", () => {
       client.destroy();
     }
   });
+});
+
+describe("Redis limiter and in-memory limiter", () => {
+  /** A small deterministic generator (mulberry32), so a failing sequence can be replayed by its seed. */
+  function random(seed: number): () => number {
+    let a = seed;
+    return () => {
+      a = (a + 0x6d2b79f5) | 0;
+      let t = Math.imul(a ^ (a >>> 15), 1 | a);
+      t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+      return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
+    };
+  }
+
+  it.each([1, 2, 3])(
+    "when the same random admissions, settlements and clock moves reach both (seed %i), then every answer is the same",
+    async (seed) => {
+      const clock = new FakeClock();
+      const window = { windowMs: 10_000, buckets: 10, now: clock.now };
+      const redis = await connected(new RedisLimiter({ ...window, url, prefix: `${prefix}diff${seed}:`, timeoutMs: 2_000, logger }));
+      const memory = new MemoryLimiter(window);
+      const next = random(seed);
+      const pick = <T>(items: readonly T[]): T => items[Math.floor(next() * items.length)] as T;
+      const workspace = { requests: 12, tokens: 2_000 };
+      const keys = { key_a: { requests: 6, tokens: 1_200 }, key_b: { requests: 20, tokens: 5_000 } };
+      const open: Ticket[] = [];
+      let denied = 0;
+      let refunds = 0;
+      try {
+        for (let step = 0; step < 400; step++) {
+          const roll = next();
+          if (roll < 0.6) {
+            const keyId = pick(["key_a", "key_b"] as const);
+            const request: AdmitRequest = { workspaceId: `ws_diff${seed}`, keyId, workspace, key: keys[keyId], tokens: Math.floor(next() * 400) };
+            const fromRedis = await redis.admit(request);
+            expect(fromRedis, `step ${step}`).toEqual(await memory.admit(request));
+            if (fromRedis.allowed) open.push(fromRedis.ticket);
+            else denied++;
+          } else if (roll < 0.85 && open.length > 0) {
+            const ticket = open.splice(Math.floor(next() * open.length), 1)[0] as Ticket;
+            const actual = Math.floor(next() * 500);
+            if (actual < ticket.tokens) refunds++;
+            await Promise.all([redis.settle(ticket, actual), memory.settle(ticket, actual)]);
+            // Half the time it waits for the next admission, which carries it at the same clock.
+            if (next() < 0.5) await redis.flush();
+          } else {
+            await redis.flush();
+            clock.advance(pick([300, 1_000, 2_500, 6_000, 11_000]));
+          }
+        }
+      } finally {
+        await redis.close();
+        await memory.close();
+      }
+      // The sequence reached the interesting cases: denials and refunds, not only admissions.
+      expect(denied).toBeGreaterThan(10);
+      expect(refunds).toBeGreaterThan(10);
+    },
+  );
 });
 
 describe("Redis limiter time limit", () => {

@@ -31,59 +31,91 @@ local cur = math.floor(now / width)
 local oldest = cur - n + 1
 local ttl = (n + 1) * width
 
--- Drops the buckets that left the window. Returns the live totals and the current bucket's counts
--- (read in the same HMGET, so admitting costs one read and one write per scope).
-local function evict(key)
-  local s = redis.call('HMGET', key, 'o', 'r', 't', 'r' .. cur, 't' .. cur)
-  local o = tonumber(s[1])
-  if not o then return 0, 0, 0, 0 end
-  local r, t = tonumber(s[2]) or 0, tonumber(s[3]) or 0
-  local rc, tc = tonumber(s[4]) or 0, tonumber(s[5]) or 0
-  if o >= oldest then return r, t, rc, tc end
-  if o + n - 1 < oldest then
-    redis.call('DEL', key)
-    return 0, 0, 0, 0
+-- The hashes this call touches, each read once (dropping the buckets that left the window) and
+-- written once at the end, so an admission costs one HMGET, one HSET and at most one PEXPIRE per
+-- scope, however many settlements ride along. A state: o = oldest live bucket (nil: no hash),
+-- r / t = live totals, rc / tc = the current bucket's counts, tb = token counts of older buckets as
+-- read, set = fields to write, expire = whether the expiry must be renewed.
+local states, touched = {}, {}
+
+local function load(key)
+  local s = states[key]
+  if s then return s end
+  local v = redis.call('HMGET', key, 'o', 'r', 't', 'r' .. cur, 't' .. cur)
+  s = { key = key, o = tonumber(v[1]), r = tonumber(v[2]) or 0, t = tonumber(v[3]) or 0,
+        rc = tonumber(v[4]) or 0, tc = tonumber(v[5]) or 0, tb = {}, set = {}, expire = false }
+  if s.o and s.o < oldest then
+    if s.o + n - 1 < oldest then
+      redis.call('DEL', key)
+      s.o, s.r, s.t, s.rc, s.tc = nil, 0, 0, 0, 0
+    else
+      for i = s.o, oldest - 1 do
+        local b = redis.call('HMGET', key, 'r' .. i, 't' .. i)
+        s.r = s.r - (tonumber(b[1]) or 0)
+        s.t = s.t - (tonumber(b[2]) or 0)
+        redis.call('HDEL', key, 'r' .. i, 't' .. i)
+      end
+      s.o = oldest
+      s.set.o, s.set.r, s.set.t = s.o, s.r, s.t
+    end
   end
-  for i = o, oldest - 1 do
-    local v = redis.call('HMGET', key, 'r' .. i, 't' .. i)
-    r = r - (tonumber(v[1]) or 0)
-    t = t - (tonumber(v[2]) or 0)
-    redis.call('HDEL', key, 'r' .. i, 't' .. i)
-  end
-  redis.call('HSET', key, 'o', oldest, 'r', r, 't', t)
-  return r, t, rc, tc
+  -- Every first charge of a bucket renews the expiry to outlive that bucket, so a later charge of
+  -- the same bucket needs none.
+  s.cur_empty = s.rc == 0 and s.tc == 0
+  states[key] = s
+  touched[#touched + 1] = s
+  return s
+end
+
+-- The count of `field` ('r' or 't') in bucket `b`, this call's changes included.
+local function count(s, field, b)
+  if b == cur then return field == 'r' and s.rc or s.tc end
+  if field == 't' and s.tb[b] then return s.tb[b] end
+  local v = tonumber(redis.call('HGET', s.key, field .. b)) or 0
+  if field == 't' then s.tb[b] = v end
+  return v
 end
 
 -- Milliseconds until enough of the window's oldest usage has left it for `cost` to fit.
-local function wait_for(key, field, used, cost, limit)
+local function wait_for(s, field, used, cost, limit)
   if cost > limit then return -1 end
   local need = used + cost - limit
   local freed = 0
   for i = oldest, cur do
-    freed = freed + (tonumber(redis.call('HGET', key, field .. i)) or 0)
+    freed = freed + count(s, field, i)
     if freed >= need then return (i + n) * width - now end
   end
   return n * width
 end
 
-local function charge(key, field, amount, bucket)
-  redis.call('HSETNX', key, 'o', bucket)
-  redis.call('HINCRBY', key, field, amount)
-  redis.call('HINCRBY', key, field .. bucket, amount)
-  redis.call('PEXPIRE', key, ttl)
+local function charge(s, field, amount, b)
+  local have = count(s, field, b) + amount
+  if not s.o or b < s.o then
+    s.o = b
+    s.set.o = b
+  end
+  s[field] = s[field] + amount
+  s.set[field] = s[field]
+  s.set[field .. b] = have
+  if b == cur then
+    if field == 'r' then s.rc = have else s.tc = have end
+    if s.cur_empty then s.expire = true end
+  elseif field == 't' then
+    s.tb[b] = have
+  end
 end
 
 -- Replaces a reservation by the real usage: `delta` more (or fewer) tokens in the reservation's
 -- bucket, never below zero; once that bucket has left the window, only an excess counts, from now.
 local function settle(key, bucket, delta)
-  evict(key)
-  if bucket >= oldest and redis.call('EXISTS', key) == 1 then
-    local have = tonumber(redis.call('HGET', key, 't' .. bucket)) or 0
+  local s = load(key)
+  if bucket >= oldest and s.o then
     local d = delta
+    local have = count(s, 't', bucket)
     if have + d < 0 then d = -have end
-    if d ~= 0 then charge(key, 't', d, bucket) end
+    if d ~= 0 then charge(s, 't', d, bucket) end
   elseif delta > 0 then
-    charge(key, 't', delta, cur)
+    charge(s, 't', delta, cur)
   end
 end
 
@@ -97,21 +129,33 @@ local function settle_all(first)
   end
 end
 
+local function write_all()
+  for _, s in ipairs(touched) do
+    local fields = {}
+    for f, v in pairs(s.set) do
+      fields[#fields + 1] = f
+      fields[#fields + 1] = v
+    end
+    if #fields > 0 then redis.call('HSET', s.key, unpack(fields)) end
+    if s.expire then redis.call('PEXPIRE', s.key, ttl) end
+  end
+end
+
 if mode == 'settle' then
   settle_all(5)
+  write_all()
   return {}
 end
 -- Settlements waiting for this workspace ride along with its next admission: no extra round trip.
 settle_all(10)
 
 local tokens = tonumber(ARGV[9])
-local wr, wt, wrc, wtc = evict(KEYS[1])
-local kr, kt, krc, ktc = evict(KEYS[2])
+local ws, ks = load(KEYS[1]), load(KEYS[2])
 local checks = {
-  { KEYS[1], 'r', wr, 1, tonumber(ARGV[5]) },
-  { KEYS[1], 't', wt, tokens, tonumber(ARGV[6]) },
-  { KEYS[2], 'r', kr, 1, tonumber(ARGV[7]) },
-  { KEYS[2], 't', kt, tokens, tonumber(ARGV[8]) },
+  { ws, 'r', ws.r, 1, tonumber(ARGV[5]) },
+  { ws, 't', ws.t, tokens, tonumber(ARGV[6]) },
+  { ks, 'r', ks.r, 1, tonumber(ARGV[7]) },
+  { ks, 't', ks.t, tokens, tonumber(ARGV[8]) },
 }
 local failed, wait = 0, 0
 for idx, c in ipairs(checks) do
@@ -124,12 +168,10 @@ for idx, c in ipairs(checks) do
   end
 end
 if failed == 0 then
-  wr, wt, kr, kt = wr + 1, wt + tokens, kr + 1, kt + tokens
-  local counts = { { KEYS[1], wr, wt, wrc, wtc }, { KEYS[2], kr, kt, krc, ktc } }
-  for _, c in ipairs(counts) do
-    redis.call('HSETNX', c[1], 'o', cur)
-    redis.call('HSET', c[1], 'r', c[2], 't', c[3], 'r' .. cur, c[4] + 1, 't' .. cur, c[5] + tokens)
-    redis.call('PEXPIRE', c[1], ttl)
+  for _, s in ipairs({ ws, ks }) do
+    charge(s, 'r', 1, cur)
+    charge(s, 't', tokens, cur)
   end
 end
-return { failed, wait, now, cur, wr, wt, kr, kt }
+write_all()
+return { failed, wait, now, cur, ws.r, ws.t, ks.r, ks.t }
