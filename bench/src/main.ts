@@ -5,6 +5,7 @@ import { Cleanup } from "./cleanup";
 import { parseFlags, usage, type BenchFlags } from "./flags";
 import { startGateway } from "./gateway/start-gateway";
 import { currentLoadAverage, describeMachine } from "./machine";
+import { cpuUsers, neighbourNote, readProcessTable, type NeighbourReport } from "./neighbours";
 import { renderHeader, renderTable } from "./report";
 import { portkeyComparison } from "./portkey/one-in-flight-portkey";
 import { asyncJobs } from "./scenarios/async-jobs";
@@ -100,9 +101,16 @@ async function main(argv: readonly string[]): Promise<number> {
       earlier: {},
     };
     const results: ScenarioResult[] = [];
+    const others: Record<string, NeighbourReport> = {};
     const run = flags.comparePortkey ? [...chosen, portkeyComparison({ upstreamKey, cleanup })] : chosen;
     for (const scenario of run) {
+      const before = readProcessTable();
+      const started = performance.now();
       const result = await scenario.run(ctx);
+      const users = cpuUsers(before, readProcessTable(), performance.now() - started, process.pid);
+      others[result.name] = users;
+      const note = neighbourNote(result.name, users);
+      if (note) result.notes.push(note);
       results.push(result);
       ctx.earlier[result.name] = result.data;
     }
@@ -118,6 +126,8 @@ async function main(argv: readonly string[]): Promise<number> {
       flags: { requests: flags.requests, warmup: flags.warmup, block: flags.block, comparePortkey: flags.comparePortkey, scenarios: chosen.map((s) => s.name) },
       setup: { mesh: "four processes", database: "postgres", bus: "nats", redis: true, logLevel: "warn", upstream: "fixed answer, zero delay, own process" },
       scenarios: Object.fromEntries(results.map((r) => [r.name, r.data])),
+      // CPU used by processes the benchmark did not start, per scenario, as a share of one core.
+      otherProcesses: others,
     };
     writeFileSync(out, `${JSON.stringify(report, null, 2)}\n`);
 

@@ -26,7 +26,7 @@ export function parseProcStat(text: string): ProcStat {
 }
 
 let ticksPerSecond: number | undefined;
-function clockTicks(): number {
+export function clockTicks(): number {
   if (ticksPerSecond === undefined) {
     try {
       ticksPerSecond = Number(execFileSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).trim()) || 100;

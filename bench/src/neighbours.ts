@@ -1,0 +1,120 @@
+import { readdirSync, readFileSync } from "node:fs";
+import { clockTicks } from "./process-cpu";
+
+/**
+ * Other work on the machine during a scenario. On a small shared machine a neighbour that wakes
+ * often (a message broker's schedulers, another test run) moves the tails by milliseconds, so each
+ * scenario says who else used the CPU while it ran.
+ */
+
+export interface ProcessSample {
+  name: string;
+  ppid: number;
+  /** User plus system CPU time, in clock ticks. */
+  ticks: number;
+}
+
+/** Every process, by pid, from /proc; empty where /proc is missing. */
+export type ProcessTable = Map<number, ProcessSample>;
+
+/** The servers the mesh itself uses: busy by design, reported apart from neighbours. */
+const infrastructure = new Set(["redis-server", "nats-server", "postgres"]);
+
+/** One /proc/<pid>/stat line: the name is in parentheses and may hold spaces or parentheses. */
+export function parseStatLine(text: string): ProcessSample | undefined {
+  const open = text.indexOf("(");
+  const close = text.lastIndexOf(")");
+  if (open < 0 || close < open) return undefined;
+  // After ")" the fields start at 3 (state): ppid is field 4, utime 14, stime 15.
+  const fields = text.slice(close + 2).trim().split(/\s+/);
+  const at = (field: number) => Number(fields[field - 3]);
+  const ppid = at(4);
+  const ticks = at(14) + at(15);
+  if (!Number.isFinite(ppid) || !Number.isFinite(ticks)) return undefined;
+  return { name: text.slice(open + 1, close), ppid, ticks };
+}
+
+export function readProcessTable(procRoot = "/proc"): ProcessTable {
+  const table: ProcessTable = new Map();
+  let entries: string[];
+  try {
+    entries = readdirSync(procRoot);
+  } catch {
+    return table;
+  }
+  for (const entry of entries) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const sample = parseStatLine(readFileSync(`${procRoot}/${entry}/stat`, "utf8"));
+      if (sample) table.set(Number(entry), sample);
+    } catch {
+      // The process ended between the listing and the read.
+    }
+  }
+  return table;
+}
+
+export interface CpuUser {
+  pid: number;
+  name: string;
+  /** CPU used over the interval, as a share of one core (0.05 = 5 %). */
+  core: number;
+}
+
+export interface NeighbourReport {
+  /** Processes outside the benchmark and the mesh's servers, busiest first. */
+  neighbours: CpuUser[];
+  /** Redis, NATS and Postgres, which the mesh itself uses. */
+  infrastructure: CpuUser[];
+}
+
+/** Whether `pid` is `root` or descends from it, in the `after` table. */
+function descendsFrom(pid: number, root: number, table: ProcessTable): boolean {
+  for (let at = pid, hops = 0; at > 1 && hops < 64; hops++) {
+    if (at === root) return true;
+    const sample = table.get(at);
+    if (!sample) return false;
+    at = sample.ppid;
+  }
+  return false;
+}
+
+/**
+ * Who used at least `minCore` of a core between two tables, `elapsedMs` apart, leaving out the
+ * benchmark (`self`) and everything it started: the upstream, the services, Portkey.
+ */
+export function cpuUsers(
+  before: ProcessTable,
+  after: ProcessTable,
+  elapsedMs: number,
+  self: number,
+  minCore = 0.02,
+  ticksPerSecond = clockTicks(),
+): NeighbourReport {
+  const report: NeighbourReport = { neighbours: [], infrastructure: [] };
+  if (elapsedMs <= 0) return report;
+  for (const [pid, now] of after) {
+    if (descendsFrom(pid, self, after)) continue;
+    const then = before.get(pid);
+    // A pid reused by a new process: count its whole time, which all falls within the interval.
+    const used = then && then.name === now.name ? now.ticks - then.ticks : now.ticks;
+    const core = (used * 1000) / ticksPerSecond / elapsedMs;
+    if (core < minCore) continue;
+    const user = { pid, name: now.name, core: Math.round(core * 1000) / 1000 };
+    (infrastructure.has(now.name) ? report.infrastructure : report.neighbours).push(user);
+  }
+  report.neighbours.sort((a, b) => b.core - a.core);
+  report.infrastructure.sort((a, b) => b.core - a.core);
+  return report;
+}
+
+/** The note printed under a scenario's tables when neighbours used more than `warnCore` in all. */
+export function neighbourNote(scenario: string, report: NeighbourReport, warnCore = 0.05): string | undefined {
+  const total = report.neighbours.reduce((sum, u) => sum + u.core, 0);
+  if (total < warnCore) return undefined;
+  const list = report.neighbours
+    .slice(0, 4)
+    .map((u) => `${u.name} (pid ${u.pid}) ${(u.core * 100).toFixed(1)} %`)
+    .join(", ");
+  return `note: during ${scenario}, other processes used ${(total * 100).toFixed(1)} % of a core (${list}); tails may be skewed`;
+}
