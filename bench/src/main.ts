@@ -1,6 +1,8 @@
 import { randomBytes } from "node:crypto";
-import { mkdirSync, writeFileSync } from "node:fs";
-import { dirname, resolve } from "node:path";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
 import { Cleanup } from "./cleanup";
 import { parseFlags, usage, type BenchFlags } from "./flags";
 import { startGateway } from "./gateway/start-gateway";
@@ -9,6 +11,7 @@ import { cpuUsers, neighbourNote, readProcessTable, type NeighbourReport } from 
 import { renderHeader, renderTable } from "./report";
 import { portkeyComparison } from "./portkey/one-in-flight-portkey";
 import { asyncJobs } from "./scenarios/async-jobs";
+import { breakdown } from "./scenarios/breakdown";
 import { capacity } from "./scenarios/capacity";
 import { limiter } from "./scenarios/limiter";
 import { oneInFlight } from "./scenarios/one-in-flight";
@@ -21,6 +24,8 @@ import { spawnUpstream } from "./upstream/spawn-upstream";
 
 /** Run in this order; later scenarios (open-loop load, capacity, streaming, …) are appended here. */
 const scenarios: readonly Scenario[] = [oneInFlight, stackFloor, capacity, openLoop, streaming, limiter, asyncJobs];
+/** Run only when named in --scenarios: each changes how the services are started. */
+const optIn: readonly Scenario[] = [breakdown];
 
 const progress = (message: string) => process.stderr.write(`[bench] ${message}\n`);
 
@@ -29,9 +34,14 @@ const progress = (message: string) => process.stderr.write(`[bench] ${message}\n
  * (a hook that starts the inspector's profiler) to see where their time goes; Node refuses
  * --cpu-prof there. The bench's own process is unaffected.
  */
-function serviceEnv(): Record<string, string> {
-  const options = process.env.BENCH_SERVICE_NODE_OPTIONS;
-  return options ? { NODE_OPTIONS: options } : {};
+function serviceEnv(breakdownPrefix: string | undefined): Record<string, string> {
+  const options = [process.env.BENCH_SERVICE_NODE_OPTIONS ?? ""];
+  if (breakdownPrefix) options.push(`--import ${fileURLToPath(new URL("./breakdown/hook.mjs", import.meta.url))}`);
+  const env: Record<string, string> = {};
+  if (breakdownPrefix) env.BENCH_BREAKDOWN_PREFIX = breakdownPrefix;
+  const joined = options.join(" ").trim();
+  if (joined) env.NODE_OPTIONS = joined;
+  return env;
 }
 
 async function main(argv: readonly string[]): Promise<number> {
@@ -46,14 +56,18 @@ async function main(argv: readonly string[]): Promise<number> {
     process.stdout.write(`${usage}\n`);
     return 0;
   }
-  const unknown = flags.scenarios.filter((name) => !scenarios.some((s) => s.name === name));
+  const known = [...scenarios, ...optIn];
+  const unknown = flags.scenarios.filter((name) => !known.some((s) => s.name === name));
   if (unknown.length > 0) {
-    process.stderr.write(`--scenarios: unknown ${unknown.join(", ")}; known: ${scenarios.map((s) => s.name).join(", ")}\n`);
+    process.stderr.write(`--scenarios: unknown ${unknown.join(", ")}; known: ${known.map((s) => s.name).join(", ")}\n`);
     return 2;
   }
-  const chosen = flags.scenarios.length > 0 ? scenarios.filter((s) => flags.scenarios.includes(s.name)) : scenarios;
+  const chosen = flags.scenarios.length > 0 ? known.filter((s) => flags.scenarios.includes(s.name)) : scenarios;
 
   const cleanup = new Cleanup();
+  const breakdownDir = chosen.includes(breakdown) ? mkdtempSync(join(tmpdir(), "gw-bench-")) : undefined;
+  if (breakdownDir) cleanup.add("breakdown files", async () => rmSync(breakdownDir, { recursive: true, force: true }));
+  const breakdownPrefix = breakdownDir && join(breakdownDir, "breakdown-");
   const interrupt = (signal: NodeJS.Signals) => {
     progress(`${signal}: stopping`);
     void cleanup.run().finally(() => process.exit(130));
@@ -77,7 +91,7 @@ async function main(argv: readonly string[]): Promise<number> {
 
     if (cleanup.stopping) throw new Error("interrupted");
     progress("starting the mesh (four processes, Postgres, Redis, NATS)");
-    const gatewayStart = startGateway({ upstreamURL: upstream.url, upstreamKey, serviceEnv: serviceEnv() });
+    const gatewayStart = startGateway({ upstreamURL: upstream.url, upstreamKey, serviceEnv: serviceEnv(breakdownPrefix) });
     cleanup.add("mesh", async () => {
       // A failed start has already stopped its processes and dropped its database.
       const started = await gatewayStart.catch(() => undefined);
@@ -98,6 +112,7 @@ async function main(argv: readonly string[]): Promise<number> {
       processes: { upstream: upstream.pid, ...gateway.pids },
       chat: chatTargets(upstream, gateway, upstreamKey),
       progress,
+      breakdownPrefix,
       earlier: {},
     };
     const results: ScenarioResult[] = [];

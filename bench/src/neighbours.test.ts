@@ -59,6 +59,7 @@ describe("cpuUsers", () => {
     [200, "beam.smp", 1, 4000],
     [300, "redis-server", 1, 700],
     [400, "sshd", 1, 50],
+    [41, "kworker/1:1-virtio_vsock", 2, 100],
   ]);
   const after = table([
     [1, "init", 0, 5],
@@ -69,15 +70,17 @@ describe("cpuUsers", () => {
     [300, "redis-server", 1, 780],
     [400, "sshd", 1, 51],
     [500, "cc1", 1, 30], // started during the interval
+    [41, "kworker/1:1-virtio_vsock", 2, 112],
   ]);
 
-  it("counts what others used, leaves out the benchmark and its descendants, and sets the mesh's servers apart", () => {
+  it("counts what others used, leaves out the benchmark and its descendants, and sets the mesh's servers and kernel threads apart", () => {
     const report = cpuUsers(before, after, 2_000, self, 0.02, 100);
     expect(report.neighbours).toEqual([
       { pid: 500, name: "cc1", core: 0.15 },
       { pid: 200, name: "beam.smp", core: 0.1 },
     ]);
     expect(report.infrastructure).toEqual([{ pid: 300, name: "redis-server", core: 0.4 }]);
+    expect(report.kernel).toEqual([{ pid: 41, name: "kworker/1:1-virtio_vsock", core: 0.06 }]);
   });
 
   it("when a pid was reused by another program, then the new program's whole time counts", () => {

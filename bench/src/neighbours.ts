@@ -66,7 +66,12 @@ export interface NeighbourReport {
   neighbours: CpuUser[];
   /** Redis, NATS and Postgres, which the mesh itself uses. */
   infrastructure: CpuUser[];
+  /** Kernel threads (children of kthreadd): partly the benchmark's own I/O, so they never warn. */
+  kernel: CpuUser[];
 }
+
+/** Linux's kthreadd, the parent of every kernel thread. */
+const KTHREADD = 2;
 
 /** Whether `pid` is `root` or descends from it, in the `after` table. */
 function descendsFrom(pid: number, root: number, table: ProcessTable): boolean {
@@ -91,7 +96,7 @@ export function cpuUsers(
   minCore = 0.02,
   ticksPerSecond = clockTicks(),
 ): NeighbourReport {
-  const report: NeighbourReport = { neighbours: [], infrastructure: [] };
+  const report: NeighbourReport = { neighbours: [], infrastructure: [], kernel: [] };
   if (elapsedMs <= 0) return report;
   for (const [pid, now] of after) {
     if (descendsFrom(pid, self, after)) continue;
@@ -101,10 +106,10 @@ export function cpuUsers(
     const core = (used * 1000) / ticksPerSecond / elapsedMs;
     if (core < minCore) continue;
     const user = { pid, name: now.name, core: Math.round(core * 1000) / 1000 };
-    (infrastructure.has(now.name) ? report.infrastructure : report.neighbours).push(user);
+    const kind = now.ppid === KTHREADD || pid === KTHREADD ? "kernel" : infrastructure.has(now.name) ? "infrastructure" : "neighbours";
+    report[kind].push(user);
   }
-  report.neighbours.sort((a, b) => b.core - a.core);
-  report.infrastructure.sort((a, b) => b.core - a.core);
+  for (const list of [report.neighbours, report.infrastructure, report.kernel]) list.sort((a, b) => b.core - a.core);
   return report;
 }
 

@@ -17,6 +17,8 @@ export interface BenchContext {
   chat: Record<ChatPath, RequestTarget>;
   /** One line of progress on stderr (stdout carries the results). */
   progress(message: string): void;
+  /** Where the breakdown hook in the services writes its rows; set only when that scenario runs. */
+  breakdownPrefix?: string;
   /** The `data` of the scenarios that already ran, by name (e.g. capacity feeds the open-loop rates). */
   earlier: Record<string, Json>;
 }
