@@ -1,24 +1,14 @@
 import { randomBytes } from "node:crypto";
 import { writeFileSync, mkdtempSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { spawn } from "node:child_process";
 import { removeNatsNamespace } from "@gw/bus";
 import { repoRoot } from "@gw/config";
-import { createTestDatabase, testNatsUrl, testRedisUrl, uniqueNamespace, uniquePrefix, type TestDatabase } from "@gw/testkit";
+import { createTestDatabase, freePort, testNatsUrl, testRedisUrl, uniqueNamespace, uniquePrefix, type TestDatabase } from "@gw/testkit";
 import { spawnMesh, waitForMesh, type Mesh, type MeshPorts, type MeshServiceName } from "../../services/embedded/src/mesh-processes";
 
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once("error", reject);
-    srv.listen(0, "127.0.0.1", () => {
-      const { port } = srv.address() as { port: number };
-      srv.close(() => resolve(port));
-    });
-  });
-}
+export { freePort };
 
 export interface RunningMesh {
   mesh: Mesh;

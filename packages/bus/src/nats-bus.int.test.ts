@@ -1,12 +1,12 @@
 import { spawn, spawnSync } from "node:child_process";
 import type { ChildProcess } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { AckPolicy, RetentionPolicy, StorageType, connect, nanos } from "nats";
 import type { NatsConnection } from "nats";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { freePort } from "@gw/testkit";
 import { runBusContract } from "./bus-contract";
 import { createRecordingLogger, deferred, jobWork, sleep, waitFor } from "./bus-testing";
 import { encodeJson } from "./messages";
@@ -254,15 +254,3 @@ describe.skipIf(!haveNatsServer)("nats bus across a NATS server restart", { time
     }
   });
 });
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once("error", reject);
-    srv.listen(0, "127.0.0.1", () => {
-      const address = srv.address();
-      const p = typeof address === "object" && address ? address.port : 0;
-      srv.close(() => resolve(p));
-    });
-  });
-}
