@@ -3,25 +3,17 @@ import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { cpuUsers, neighbourNote, parseStatLine, readProcessTable, type ProcessTable } from "./neighbours";
+import { cpuUsers, neighbourNote, readProcessTable, type ProcessTable } from "./neighbours";
 
 // A real line's shape: ppid (field 4) = 77, utime/stime (fields 14/15) = 250/50.
 const line = (pid: number, comm: string, ppid = 77, utime = 250, stime = 50) =>
   `${pid} (${comm}) S ${ppid} 4242 4242 0 -1 4194560 100 0 0 0 ${utime} ${stime} 0 0 20 0 11 0 777 1234567 12345 18446744073709551615 1 1 0 0 0 0`;
 
 const table = (rows: Array<[pid: number, name: string, ppid: number, ticks: number]>): ProcessTable =>
-  new Map(rows.map(([pid, name, ppid, ticks]) => [pid, { name, ppid, ticks }]));
-
-describe("parseStatLine", () => {
-  it("reads the name, the parent and user + system ticks, whatever the name holds", () => {
-    expect(parseStatLine(line(9, "beam.smp"))).toEqual({ name: "beam.smp", ppid: 77, ticks: 300 });
-    expect(parseStatLine(line(9, "a (b) c"))).toEqual({ name: "a (b) c", ppid: 77, ticks: 300 });
-    expect(parseStatLine("not a stat line")).toBeUndefined();
-  });
-});
+  new Map(rows.map(([pid, name, ppid, cpuTicks]) => [pid, { name, ppid, cpuTicks }]));
 
 describe("readProcessTable", () => {
-  it("reads every numbered entry of a proc folder and skips the rest", () => {
+  it("reads every numbered entry of a proc folder and skips the rest, and any it cannot read", () => {
     const root = mkdtempSync(join(tmpdir(), "proc-"));
     for (const [pid, comm] of [[10, "redis-server"], [11, "beam.smp"]] as const) {
       mkdirSync(join(root, String(pid)));
@@ -29,9 +21,11 @@ describe("readProcessTable", () => {
     }
     mkdirSync(join(root, "self"));
     mkdirSync(join(root, "12")); // ended: no stat file
+    mkdirSync(join(root, "13"));
+    writeFileSync(join(root, "13", "stat"), "not a stat line");
     const read = readProcessTable(root);
     expect([...read.keys()].sort()).toEqual([10, 11]);
-    expect(read.get(11)).toEqual({ name: "beam.smp", ppid: 77, ticks: 300 });
+    expect(read.get(11)).toMatchObject({ name: "beam.smp", ppid: 77, cpuTicks: 300 });
   });
 
   it("finds this process and its children on a live /proc", async () => {
@@ -84,7 +78,7 @@ describe("cpuUsers", () => {
   });
 
   it("when a pid was reused by another program, then the new program's whole time counts", () => {
-    const reused = new Map(after).set(400, { name: "make", ppid: 1, ticks: 16 });
+    const reused = new Map(after).set(400, { name: "make", ppid: 1, cpuTicks: 16 });
     expect(cpuUsers(before, reused, 2_000, self, 0.02, 100).neighbours).toContainEqual({ pid: 400, name: "make", core: 0.08 });
   });
 

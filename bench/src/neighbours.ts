@@ -1,5 +1,5 @@
 import { readdirSync, readFileSync } from "node:fs";
-import { clockTicks } from "./process-cpu";
+import { clockTicks, parseProcStat, type ProcStat } from "./process-cpu";
 
 /**
  * Other work on the machine during a scenario. On a small shared machine a neighbour that wakes
@@ -7,32 +7,14 @@ import { clockTicks } from "./process-cpu";
  * scenario says who else used the CPU while it ran.
  */
 
-export interface ProcessSample {
-  name: string;
-  ppid: number;
-  /** User plus system CPU time, in clock ticks. */
-  ticks: number;
-}
+/** What the neighbour report needs of a process. */
+export type ProcessSample = Pick<ProcStat, "name" | "ppid" | "cpuTicks">;
 
 /** Every process, by pid, from /proc; empty where /proc is missing. */
 export type ProcessTable = Map<number, ProcessSample>;
 
 /** The servers the mesh itself uses: busy by design, reported apart from neighbours. */
 const infrastructure = new Set(["redis-server", "nats-server", "postgres"]);
-
-/** One /proc/<pid>/stat line: the name is in parentheses and may hold spaces or parentheses. */
-export function parseStatLine(text: string): ProcessSample | undefined {
-  const open = text.indexOf("(");
-  const close = text.lastIndexOf(")");
-  if (open < 0 || close < open) return undefined;
-  // After ")" the fields start at 3 (state): ppid is field 4, utime 14, stime 15.
-  const fields = text.slice(close + 2).trim().split(/\s+/);
-  const at = (field: number) => Number(fields[field - 3]);
-  const ppid = at(4);
-  const ticks = at(14) + at(15);
-  if (!Number.isFinite(ppid) || !Number.isFinite(ticks)) return undefined;
-  return { name: text.slice(open + 1, close), ppid, ticks };
-}
 
 export function readProcessTable(procRoot = "/proc"): ProcessTable {
   const table: ProcessTable = new Map();
@@ -45,8 +27,7 @@ export function readProcessTable(procRoot = "/proc"): ProcessTable {
   for (const entry of entries) {
     if (!/^\d+$/.test(entry)) continue;
     try {
-      const sample = parseStatLine(readFileSync(`${procRoot}/${entry}/stat`, "utf8"));
-      if (sample) table.set(Number(entry), sample);
+      table.set(Number(entry), parseProcStat(readFileSync(`${procRoot}/${entry}/stat`, "utf8")));
     } catch {
       // The process ended between the listing and the read.
     }
@@ -102,7 +83,7 @@ export function cpuUsers(
     if (descendsFrom(pid, self, after)) continue;
     const then = before.get(pid);
     // A pid reused by a new process: count its whole time, which all falls within the interval.
-    const used = then && then.name === now.name ? now.ticks - then.ticks : now.ticks;
+    const used = then && then.name === now.name ? now.cpuTicks - then.cpuTicks : now.cpuTicks;
     const core = (used * 1000) / ticksPerSecond / elapsedMs;
     if (core < minCore) continue;
     const user = { pid, name: now.name, core: Math.round(core * 1000) / 1000 };

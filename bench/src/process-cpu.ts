@@ -2,6 +2,10 @@ import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 
 export interface ProcStat {
+  /** The command name (field 2, without its parentheses). */
+  name: string;
+  /** The parent's pid. */
+  ppid: number;
   /** User plus system CPU time, in clock ticks. */
   cpuTicks: number;
   /** Resident set size, in pages. */
@@ -13,16 +17,18 @@ export interface ProcStat {
  * spaces or parentheses, so the fields are counted from the last ")".
  */
 export function parseProcStat(text: string): ProcStat {
+  const start = text.indexOf("(");
   const end = text.lastIndexOf(")");
-  if (end < 0) throw new Error("not a /proc/<pid>/stat line");
-  // After ")" the fields start at 3 (state): utime is field 14, stime 15, rss 24.
+  if (start < 0 || end < start) throw new Error("not a /proc/<pid>/stat line");
+  // After ")" the fields start at 3 (state): ppid is field 4, utime 14, stime 15, rss 24.
   const fields = text.slice(end + 2).trim().split(/\s+/);
   const at = (field: number) => Number(fields[field - 3]);
+  const ppid = at(4);
   const utime = at(14);
   const stime = at(15);
   const rss = at(24);
-  if (![utime, stime, rss].every(Number.isFinite)) throw new Error("malformed /proc/<pid>/stat line");
-  return { cpuTicks: utime + stime, rssPages: rss };
+  if (![ppid, utime, stime, rss].every(Number.isFinite)) throw new Error("malformed /proc/<pid>/stat line");
+  return { name: text.slice(start + 1, end), ppid, cpuTicks: utime + stime, rssPages: rss };
 }
 
 let ticksPerSecond: number | undefined;
