@@ -4,8 +4,8 @@ import { connect } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { startOpenAIUpstream, startTavilyUpstream, type UpstreamEmulator } from "@gw/testkit";
-import { eventually, freePort, startTestMesh, type RunningMesh } from "./harness";
+import { freePort, startOpenAIUpstream, startTavilyUpstream, type UpstreamEmulator } from "@gw/testkit";
+import { eventually, startTestMesh, type RunningMesh } from "./harness";
 import { newWorkspaceKey, testPlans } from "./targets";
 
 /**

@@ -8,8 +8,6 @@ import { repoRoot } from "@gw/config";
 import { createTestDatabase, freePort, testNatsUrl, testRedisUrl, uniqueNamespace, uniquePrefix, type TestDatabase } from "@gw/testkit";
 import { spawnMesh, waitForMesh, type Mesh, type MeshPorts, type MeshServiceName } from "../../services/embedded/src/mesh-processes";
 
-export { freePort };
-
 export interface RunningMesh {
   mesh: Mesh;
   ports: MeshPorts;

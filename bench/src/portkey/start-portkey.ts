@@ -3,7 +3,7 @@ import { once } from "node:events";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { freePort } from "../../../test/e2e/harness";
+import { freePort } from "@gw/testkit";
 
 /**
  * The published Portkey gateway the benchmark compares against. Installed at bench time into a
