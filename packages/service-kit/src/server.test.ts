@@ -1,4 +1,5 @@
-import { Agent, request, type IncomingMessage, type RequestListener } from "node:http";
+import { Agent, createServer, request, type IncomingMessage, type RequestListener } from "node:http";
+import express from "express";
 import { afterEach, describe, expect, it } from "vitest";
 import { startHttpServer, type RunningServer } from "./server";
 
@@ -57,6 +58,54 @@ describe("startHttpServer", () => {
   it("when the port is taken, then start rejects", async () => {
     const first = await start((_req, res) => res.end());
     await expect(startHttpServer((_req, res) => res.end(), first.port, "127.0.0.1")).rejects.toThrow(/EADDRINUSE/);
+  });
+});
+
+describe("startHttpServer with an express app", () => {
+  function sampleApp() {
+    const app = express();
+    app.use(express.json());
+    app.post("/echo/:id", (req, res) => {
+      res.locals.seen = req.get("x-note");
+      res.status(201).set("x-route", req.params.id).json({ body: req.body as unknown, isJson: req.is("application/json"), app: req.app === app, note: res.locals.seen as unknown });
+    });
+    return app;
+  }
+
+  function post(url: string): Promise<{ status: number; route: string | undefined; body: unknown }> {
+    return new Promise((resolve, reject) => {
+      const req = request(url, { method: "POST", agent: false, headers: { "content-type": "application/json", "x-note": "hi" } }, (res) => {
+        let text = "";
+        res.setEncoding("utf8");
+        res.on("data", (chunk: string) => (text += chunk));
+        res.on("end", () => resolve({ status: res.statusCode ?? 0, route: res.headers["x-route"] as string | undefined, body: JSON.parse(text) as unknown }));
+      });
+      req.on("error", reject);
+      req.end(JSON.stringify({ a: 1 }));
+    });
+  }
+
+  it("when a request arrives, then it is built on the app's own prototypes, so express has none to swap", async () => {
+    const app = sampleApp();
+    const server = await start(app);
+    const seen: { request: boolean; response: boolean }[] = [];
+    // Prepended, so it runs before express sees the request: the prototypes node built them with.
+    server.server.prependListener("request", (req, res) => {
+      seen.push({ request: Object.getPrototypeOf(req) === app.request, response: Object.getPrototypeOf(res) === app.response });
+    });
+    expect(await post(`${server.url}/echo/7`)).toEqual({ status: 201, route: "7", body: { body: { a: 1 }, isJson: "application/json", app: true, note: "hi" } });
+    expect(seen).toEqual([{ request: true, response: true }]);
+  });
+
+  it("when the same app is also served by a plain node server, then express's methods still work there", async () => {
+    const app = sampleApp();
+    await start(app);
+    const plain = await new Promise<import("node:http").Server>((resolve) => {
+      const s = createServer(app).listen(0, "127.0.0.1", () => resolve(s));
+    });
+    cleanups.push(() => new Promise<void>((resolve) => plain.close(() => resolve())));
+    const { port } = plain.address() as import("node:net").AddressInfo;
+    expect(await post(`http://127.0.0.1:${port}/echo/8`)).toEqual({ status: 201, route: "8", body: { body: { a: 1 }, isJson: "application/json", app: true, note: "hi" } });
   });
 });
 
