@@ -3,12 +3,15 @@ import type { AddressInfo } from "node:net";
 import express from "express";
 import { createProxyMiddleware } from "http-proxy-middleware";
 import { createClient } from "redis";
+import { startHttpServer } from "@gw/service-kit";
 
 /**
  * A proxy with nothing of the gateway in it, as its own process, to show what one hop costs before
  * any of our work: FLOOR_KIND=node pipes node:http to node:http; FLOOR_KIND=stack is the stack the
  * gateway must use (express reading the body, then http-proxy-middleware over a keep-alive agent),
- * as ingress forwards. With FLOOR_REDIS_URL, the stack proxy also makes one Redis round trip per
+ * as ingress forwards, served by the gateway's own `startHttpServer`; FLOOR_KIND=stack-default is the
+ * same app served the way express serves itself (`http.createServer(app)`), to show what the
+ * gateway's server saves. With FLOOR_REDIS_URL, the stack proxy also makes one Redis round trip per
  * request before forwarding (a PING: the round trip, not our limiter's work), as ingress's limiter
  * does. Prints `{"url": …}` once listening; stops on SIGTERM.
  */
@@ -25,7 +28,7 @@ function nodeProxy(): Server {
   });
 }
 
-async function stackProxy(): Promise<Server> {
+async function stackApp(): Promise<express.Express> {
   const app = express();
   app.disable("x-powered-by");
   app.use(express.raw({ type: () => true, limit: "1mb" }));
@@ -54,12 +57,18 @@ async function stackProxy(): Promise<Server> {
       },
     }),
   );
-  return createServer(app);
+  return app;
 }
 
-const server = process.env.FLOOR_KIND === "node" ? nodeProxy() : await stackProxy();
-server.listen(0, "127.0.0.1", () => {
+async function listen(): Promise<{ url: string; close(): Promise<void> }> {
+  const kind = process.env.FLOOR_KIND;
+  if (kind === "stack") return startHttpServer(await stackApp(), 0, "127.0.0.1");
+  const server = kind === "node" ? nodeProxy() : createServer(await stackApp());
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const { port } = server.address() as AddressInfo;
-  process.stdout.write(`${JSON.stringify({ url: `http://127.0.0.1:${port}` })}\n`);
-});
-process.once("SIGTERM", () => server.close(() => process.exit(0)));
+  return { url: `http://127.0.0.1:${port}`, close: () => new Promise((resolve) => server.close(() => resolve())) };
+}
+
+const server = await listen();
+process.stdout.write(`${JSON.stringify({ url: server.url })}\n`);
+process.once("SIGTERM", () => void server.close().then(() => process.exit(0)));
