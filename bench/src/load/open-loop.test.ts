@@ -89,8 +89,10 @@ describe("runOpenLoop against a local server", () => {
     expect(r.lateSends).toBeGreaterThanOrEqual(20);
     expect(r.sendLag.max).toBeGreaterThanOrEqual(100);
     expect(r.latency.p90).toBeGreaterThanOrEqual(80);
-    // Measured from the real send, the server looks fast: the omission a closed loop would make.
-    expect(r.latencyFromSend.p90).toBeLessThan(r.latency.p90 / 2);
+    // Measured from the real send, the wait is missing: the omission a closed loop would make. Each
+    // request's latency is its send lag plus its time from the send, so the means differ by the mean
+    // lag (about 30 late requests × 75 ms / 80 ≈ 28 ms) however slow a busy machine makes the answers.
+    expect(r.latency.mean - r.latencyFromSend.mean).toBeGreaterThanOrEqual(15);
   });
 
   it("when nothing listens, then every request is an error", async () => {
