@@ -1,4 +1,4 @@
-import { Agent, createServer, request, type Server } from "node:http";
+import { Agent, createServer, request, type RequestListener } from "node:http";
 import type { AddressInfo } from "node:net";
 import express from "express";
 import { createProxyMiddleware } from "http-proxy-middleware";
@@ -7,7 +7,8 @@ import { startHttpServer } from "@gw/service-kit";
 
 /**
  * A proxy with nothing of the gateway in it, as its own process, to show what one hop costs before
- * any of our work: FLOOR_KIND=node pipes node:http to node:http; FLOOR_KIND=stack is the stack the
+ * any of our work: FLOOR_KIND=node pipes node:http to node:http (served by `startHttpServer` too, a
+ * plain listener there); FLOOR_KIND=stack is the stack the
  * gateway must use (express reading the body, then http-proxy-middleware over a keep-alive agent),
  * as ingress forwards, served by the gateway's own `startHttpServer`; FLOOR_KIND=stack-default is the
  * same app served the way express serves itself (`http.createServer(app)`), to show what the
@@ -18,15 +19,13 @@ import { startHttpServer } from "@gw/service-kit";
 const target = new URL(process.env.FLOOR_TARGET ?? "");
 const agent = new Agent({ keepAlive: true, maxSockets: Infinity });
 
-function nodeProxy(): Server {
-  return createServer((req, res) => {
-    const hop = request({ host: target.hostname, port: target.port, method: req.method, path: req.url, headers: req.headers, agent }, (answer) => {
-      res.writeHead(answer.statusCode ?? 502, answer.headers);
-      answer.pipe(res);
-    });
-    req.pipe(hop);
+const nodeProxy: RequestListener = (req, res) => {
+  const hop = request({ host: target.hostname, port: target.port, method: req.method, path: req.url, headers: req.headers, agent }, (answer) => {
+    res.writeHead(answer.statusCode ?? 502, answer.headers);
+    answer.pipe(res);
   });
-}
+  req.pipe(hop);
+};
 
 async function stackApp(): Promise<express.Express> {
   const app = express();
@@ -60,15 +59,16 @@ async function stackApp(): Promise<express.Express> {
   return app;
 }
 
-async function listen(): Promise<{ url: string; close(): Promise<void> }> {
-  const kind = process.env.FLOOR_KIND;
+async function listen(kind: string | undefined): Promise<{ url: string; close(): Promise<void> }> {
+  if (kind === "node") return startHttpServer(nodeProxy, 0, "127.0.0.1");
   if (kind === "stack") return startHttpServer(await stackApp(), 0, "127.0.0.1");
-  const server = kind === "node" ? nodeProxy() : createServer(await stackApp());
+  if (kind !== "stack-default") throw new Error(`FLOOR_KIND must be node, stack or stack-default, not ${kind}`);
+  const server = createServer(await stackApp());
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const { port } = server.address() as AddressInfo;
   return { url: `http://127.0.0.1:${port}`, close: () => new Promise((resolve) => server.close(() => resolve())) };
 }
 
-const server = await listen();
+const server = await listen(process.env.FLOOR_KIND);
 process.stdout.write(`${JSON.stringify({ url: server.url })}\n`);
 process.once("SIGTERM", () => void server.close().then(() => process.exit(0)));

@@ -97,6 +97,19 @@ describe("startHttpServer with an express app", () => {
     expect(seen).toEqual([{ request: true, response: true }]);
   });
 
+  it("when the same app is served twice, then the second server's objects are its own classes' and express's methods work", async () => {
+    const app = sampleApp();
+    await start(app);
+    const second = await start(app);
+    const seen: boolean[] = [];
+    second.server.prependListener("request", (req, res) => {
+      const made = (o: object) => (o.constructor as { prototype: unknown }).prototype === Object.getPrototypeOf(o);
+      seen.push(made(req) && made(res) && Object.getPrototypeOf(req) === app.request && Object.getPrototypeOf(res) === app.response);
+    });
+    expect(await post(`${second.url}/echo/9`)).toEqual({ status: 201, route: "9", body: { body: { a: 1 }, isJson: "application/json", app: true, note: "hi" } });
+    expect(seen).toEqual([true]);
+  });
+
   it("when the same app is also served by a plain node server, then express's methods still work there", async () => {
     const app = sampleApp();
     await start(app);

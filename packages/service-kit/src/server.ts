@@ -59,7 +59,7 @@ function isExpressApp(handler: RequestListener): handler is RequestListener & Ex
  * `app.response`; an app that also serves through another server (supertest) still works, as express
  * moves those objects onto the same prototypes.
  */
-export function expressMessageClasses(app: Express): Pick<ServerOptions, "IncomingMessage" | "ServerResponse"> {
+function expressMessageClasses(app: Express): Pick<ServerOptions, "IncomingMessage" | "ServerResponse"> {
   class AppRequest extends IncomingMessage {}
   class AppResponse extends ServerResponse {}
   adoptChain(AppRequest.prototype, app.request, IncomingMessage.prototype);
@@ -69,9 +69,18 @@ export function expressMessageClasses(app: Express): Pick<ServerOptions, "Incomi
   return { IncomingMessage: AppRequest, ServerResponse: AppResponse as unknown as typeof ServerResponse };
 }
 
-/** Copies every property on `from`'s prototype chain below `base` onto `target`, nearest last. */
+/**
+ * Copies every property on `from`'s prototype chain below `base` onto `target`, nearest last; never
+ * `constructor` (an app served twice has a class prototype in its chain).
+ */
 function adoptChain(target: object, from: object, base: object): void {
   const chain: object[] = [];
-  for (let link: object | null = from; link && link !== base; link = Object.getPrototypeOf(link) as object | null) chain.push(link);
-  for (const link of chain.reverse()) Object.defineProperties(target, Object.getOwnPropertyDescriptors(link));
+  for (let link = from; link !== base; link = Object.getPrototypeOf(link) as object) {
+    if (link === null) throw new Error("express's request or response does not derive from node's");
+    chain.push(link);
+  }
+  for (const link of chain.reverse()) {
+    const { constructor: _ignored, ...descriptors } = Object.getOwnPropertyDescriptors(link);
+    Object.defineProperties(target, descriptors);
+  }
 }
