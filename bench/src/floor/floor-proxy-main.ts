@@ -1,5 +1,5 @@
 import { Agent, createServer, request, type RequestListener } from "node:http";
-import type { AddressInfo } from "node:net";
+import { connect, createServer as createTcpServer, type AddressInfo, type Server, type Socket } from "node:net";
 import express from "express";
 import { createProxyMiddleware } from "http-proxy-middleware";
 import { createClient } from "redis";
@@ -14,7 +14,9 @@ import { startHttpServer } from "@gw/service-kit";
  * same app served the way express serves itself (`http.createServer(app)`), to show what the
  * gateway's server saves. With FLOOR_REDIS_URL, the stack proxy also makes one Redis round trip per
  * request before forwarding (a PING: the round trip, not our limiter's work), as ingress's limiter
- * does. Prints `{"url": …}` once listening; stops on SIGTERM.
+ * does. FLOOR_KIND=tcp relays bytes between one client connection and one upstream connection
+ * without parsing HTTP at all: what a process hop costs in the kernel and the event loop alone, the
+ * floor under any HTTP proxy on the same machine. Prints `{"url": …}` once listening; stops on SIGTERM.
  */
 const target = new URL(process.env.FLOOR_TARGET ?? "");
 const agent = new Agent({ keepAlive: true, maxSockets: Infinity });
@@ -59,14 +61,32 @@ async function stackApp(): Promise<express.Express> {
   return app;
 }
 
-async function listen(kind: string | undefined): Promise<{ url: string; close(): Promise<void> }> {
-  if (kind === "node") return startHttpServer(nodeProxy, 0, "127.0.0.1");
-  if (kind === "stack") return startHttpServer(await stackApp(), 0, "127.0.0.1");
-  if (kind !== "stack-default") throw new Error(`FLOOR_KIND must be node, stack or stack-default, not ${kind}`);
-  const server = createServer(await stackApp());
+/** Each client connection gets its own upstream connection; either side closing closes the other. */
+function tcpRelay(): Server {
+  return createTcpServer({ noDelay: true }, (client) => {
+    const upstream = connect({ host: target.hostname, port: Number(target.port), noDelay: true });
+    const pair = (from: Socket, to: Socket) => {
+      from.pipe(to);
+      from.once("error", () => to.destroy());
+      from.once("close", () => to.destroy());
+    };
+    pair(client, upstream);
+    pair(upstream, client);
+  });
+}
+
+async function listenOn(server: Server): Promise<{ url: string; close(): Promise<void> }> {
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const { port } = server.address() as AddressInfo;
   return { url: `http://127.0.0.1:${port}`, close: () => new Promise((resolve) => server.close(() => resolve())) };
+}
+
+async function listen(kind: string | undefined): Promise<{ url: string; close(): Promise<void> }> {
+  if (kind === "tcp") return listenOn(tcpRelay());
+  if (kind === "node") return startHttpServer(nodeProxy, 0, "127.0.0.1");
+  if (kind === "stack") return startHttpServer(await stackApp(), 0, "127.0.0.1");
+  if (kind !== "stack-default") throw new Error(`FLOOR_KIND must be tcp, node, stack or stack-default, not ${kind}`);
+  return listenOn(createServer(await stackApp()));
 }
 
 const server = await listen(process.env.FLOOR_KIND);

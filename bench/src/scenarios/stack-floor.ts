@@ -8,7 +8,7 @@ import { accumulateCpu, readCpu, type CpuReading } from "../process-cpu";
 import { formatMs, type Table } from "../report";
 import type { BenchContext, Json, Scenario, ScenarioResult } from "./scenario";
 
-const paths = ["direct", "node proxy", "stack proxy, express's server", "stack proxy", "2 stack hops", "2 stack hops + Redis", "gateway"] as const;
+const paths = ["direct", "tcp relay", "node proxy", "stack proxy, express's server", "stack proxy", "2 stack hops", "2 stack hops + Redis", "gateway"] as const;
 type FloorPath = (typeof paths)[number];
 /** The proxy both two-hop chains forward to: the second hop, as inference is the mesh's. */
 const secondHop = "second hop";
@@ -19,7 +19,8 @@ const BLOCK = 100;
 
 /**
  * What one hop costs before any gateway work: the same chat request straight to the upstream,
- * through a bare node:http proxy, and through a bare proxy on the gateway's fixed stack (express
+ * through a relay that only moves bytes between two sockets (the machine's own price for a process
+ * hop, under any HTTP proxy), through a bare node:http proxy, and through a bare proxy on the gateway's fixed stack (express
  * reading the body, http-proxy-middleware forwarding it) served as the gateway serves it and as
  * express serves itself, one at a time in interleaved blocks, with each proxy's CPU per request.
  * The gateway's request makes two such hops (ingress → inference, inference → upstream) and a Redis call, so two chained stack proxies, the first also making a
@@ -35,6 +36,7 @@ export const stackFloor: Scenario = {
     const proxies: Partial<Record<FloorPath | typeof secondHop, ListeningChild>> = {};
     const clients: Partial<Record<FloorPath, TimedClient>> = {};
     try {
+      proxies["tcp relay"] = await spawnListening(entry, { FLOOR_KIND: "tcp", FLOOR_TARGET: upstream.origin });
       proxies["node proxy"] = await spawnListening(entry, { FLOOR_KIND: "node", FLOOR_TARGET: upstream.origin });
       proxies["stack proxy, express's server"] = await spawnListening(entry, { FLOOR_KIND: "stack-default", FLOOR_TARGET: upstream.origin });
       proxies["stack proxy"] = await spawnListening(entry, { FLOOR_KIND: "stack", FLOOR_TARGET: upstream.origin });
