@@ -1,4 +1,5 @@
 import { execFileSync } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { cpus, loadavg, totalmem } from "node:os";
 import { fileURLToPath } from "node:url";
 
@@ -16,6 +17,11 @@ export interface MachineInfo {
   dirty: boolean;
   /** 1, 5 and 15 minute load averages when the run began: other work on the machine skews tails. */
   loadAverage: number[];
+  /**
+   * How an idle CPU waits for work (Linux cpuidle), when the machine says: a CPU that halts at once
+   * must be woken for each hop's reply, which on a virtual machine costs tens of µs per wake-up.
+   */
+  cpuIdle?: string;
 }
 
 export function describeMachine(): MachineInfo {
@@ -29,7 +35,25 @@ export function describeMachine(): MachineInfo {
     commit: git(["rev-parse", "--short", "HEAD"]) ?? "unknown",
     dirty: (git(["status", "--porcelain"]) ?? "") !== "",
     loadAverage: currentLoadAverage(),
+    cpuIdle: describeCpuIdle(readSys("devices/system/cpu/cpuidle/current_driver"), readSys("module/haltpoll/parameters/guest_halt_poll_ns")),
   };
+}
+
+/** The cpuidle driver, and for a virtual machine's `haltpoll` how long it polls before halting. */
+export function describeCpuIdle(driver: string | undefined, haltPollNs: string | undefined): string | undefined {
+  if (!driver || driver === "none") return undefined;
+  if (driver === "haltpoll" && haltPollNs !== undefined) {
+    return Number(haltPollNs) === 0 ? "haltpoll, halts at once (no polling)" : `haltpoll, polls up to ${haltPollNs} ns before halting`;
+  }
+  return driver;
+}
+
+function readSys(path: string): string | undefined {
+  try {
+    return readFileSync(`/sys/${path}`, "utf8").trim();
+  } catch {
+    return undefined;
+  }
 }
 
 export function currentLoadAverage(): number[] {

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { describeCpuIdle } from "./machine";
 import { formatMs, renderHeader, renderTable } from "./report";
 
 describe("formatMs", () => {
@@ -29,5 +30,21 @@ describe("renderHeader", () => {
     expect(text).toContain("v20.1.0");
     expect(text).toContain("abc1234 (with uncommitted changes)");
     expect(text).toContain("load     0.5 0.25 0.1");
+    expect(text).not.toContain("idle");
+  });
+
+  it("says how idle CPUs wait when the machine tells", () => {
+    const text = renderHeader({ cpuModel: "CPU X", cores: 2, memoryMB: 1024, platform: "linux-x64", node: "v20.1.0", commit: "abc1234", dirty: false, loadAverage: [0, 0, 0], cpuIdle: "acpi_idle" });
+    expect(text.split("\n")).toContain("idle     acpi_idle");
+  });
+});
+
+describe("describeCpuIdle", () => {
+  it("names the driver, and for haltpoll whether it polls before halting", () => {
+    expect(describeCpuIdle("haltpoll", "0")).toBe("haltpoll, halts at once (no polling)");
+    expect(describeCpuIdle("haltpoll", "200000")).toBe("haltpoll, polls up to 200000 ns before halting");
+    expect(describeCpuIdle("intel_idle", undefined)).toBe("intel_idle");
+    expect(describeCpuIdle("none", undefined)).toBeUndefined();
+    expect(describeCpuIdle(undefined, "0")).toBeUndefined();
   });
 });

@@ -30,5 +30,6 @@ export function renderHeader(m: RunHeader): string {
     `node     ${m.node}`,
     `commit   ${m.commit}${m.dirty ? " (with uncommitted changes)" : ""}`,
     `load     ${m.loadAverage.join(" ")} (1/5/15 min, at start)`,
+    ...(m.cpuIdle ? [`idle     ${m.cpuIdle}`] : []),
   ].join("\n");
 }
