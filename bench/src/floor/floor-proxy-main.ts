@@ -1,22 +1,24 @@
 import { Agent, createServer, request, type RequestListener } from "node:http";
-import { connect, createServer as createTcpServer, type AddressInfo, type Server, type Socket } from "node:net";
+import type { AddressInfo, Server } from "node:net";
 import express from "express";
 import { createProxyMiddleware } from "http-proxy-middleware";
 import { createClient } from "redis";
 import { startHttpServer } from "@gw/service-kit";
+import { startTcpProxy } from "@gw/testkit";
 
 /**
  * A proxy with nothing of the gateway in it, as its own process, to show what one hop costs before
- * any of our work: FLOOR_KIND=node pipes node:http to node:http (served by `startHttpServer` too, a
- * plain listener there); FLOOR_KIND=stack is the stack the
- * gateway must use (express reading the body, then http-proxy-middleware over a keep-alive agent),
- * as ingress forwards, served by the gateway's own `startHttpServer`; FLOOR_KIND=stack-default is the
- * same app served the way express serves itself (`http.createServer(app)`), to show what the
- * gateway's server saves. With FLOOR_REDIS_URL, the stack proxy also makes one Redis round trip per
- * request before forwarding (a PING: the round trip, not our limiter's work), as ingress's limiter
- * does. FLOOR_KIND=tcp relays bytes between one client connection and one upstream connection
- * without parsing HTTP at all: what a process hop costs in the kernel and the event loop alone, the
- * floor under any HTTP proxy on the same machine. Prints `{"url": …}` once listening; stops on SIGTERM.
+ * any of our work. FLOOR_TARGET is the origin it forwards to; FLOOR_KIND picks the proxy:
+ * - `tcp`: testkit's TCP relay, bytes between two sockets with no HTTP parsing: what a process hop
+ *   costs in the kernel and the event loop alone, the floor under any HTTP proxy on this machine;
+ * - `node`: node:http piped to node:http, served by `startHttpServer` as the services are;
+ * - `stack`: the stack the gateway must use (express reading the body, then http-proxy-middleware
+ *   over a keep-alive agent), as ingress forwards, served by `startHttpServer`;
+ * - `stack-default`: the same app served the way express serves itself (`http.createServer(app)`),
+ *   to show what the gateway's server saves.
+ * With FLOOR_REDIS_URL, the stack proxy also makes one Redis round trip per request before
+ * forwarding (a PING: the round trip, not our limiter's work), as ingress's limiter does.
+ * Prints `{"url": …}` once listening; stops on SIGTERM.
  */
 const target = new URL(process.env.FLOOR_TARGET ?? "");
 const agent = new Agent({ keepAlive: true, maxSockets: Infinity });
@@ -61,20 +63,6 @@ async function stackApp(): Promise<express.Express> {
   return app;
 }
 
-/** Each client connection gets its own upstream connection; either side closing closes the other. */
-function tcpRelay(): Server {
-  return createTcpServer({ noDelay: true }, (client) => {
-    const upstream = connect({ host: target.hostname, port: Number(target.port), noDelay: true });
-    const pair = (from: Socket, to: Socket) => {
-      from.pipe(to);
-      from.once("error", () => to.destroy());
-      from.once("close", () => to.destroy());
-    };
-    pair(client, upstream);
-    pair(upstream, client);
-  });
-}
-
 async function listenOn(server: Server): Promise<{ url: string; close(): Promise<void> }> {
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const { port } = server.address() as AddressInfo;
@@ -82,7 +70,10 @@ async function listenOn(server: Server): Promise<{ url: string; close(): Promise
 }
 
 async function listen(kind: string | undefined): Promise<{ url: string; close(): Promise<void> }> {
-  if (kind === "tcp") return listenOn(tcpRelay());
+  if (kind === "tcp") {
+    const relay = await startTcpProxy({ host: target.hostname, port: Number(target.port) });
+    return { url: `http://127.0.0.1:${relay.port}`, close: relay.close };
+  }
   if (kind === "node") return startHttpServer(nodeProxy, 0, "127.0.0.1");
   if (kind === "stack") return startHttpServer(await stackApp(), 0, "127.0.0.1");
   if (kind !== "stack-default") throw new Error(`FLOOR_KIND must be tcp, node, stack or stack-default, not ${kind}`);

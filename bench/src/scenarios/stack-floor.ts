@@ -20,10 +20,11 @@ const BLOCK = 100;
 /**
  * What one hop costs before any gateway work: the same chat request straight to the upstream,
  * through a relay that only moves bytes between two sockets (the machine's own price for a process
- * hop, under any HTTP proxy), through a bare node:http proxy, and through a bare proxy on the gateway's fixed stack (express
- * reading the body, http-proxy-middleware forwarding it) served as the gateway serves it and as
- * express serves itself, one at a time in interleaved blocks, with each proxy's CPU per request.
- * The gateway's request makes two such hops (ingress → inference, inference → upstream) and a Redis call, so two chained stack proxies, the first also making a
+ * hop, under any HTTP proxy), through a bare node:http proxy, and through a bare proxy on the
+ * gateway's fixed stack (express reading the body, http-proxy-middleware forwarding it) served as
+ * the gateway serves it and as express serves itself, one at a time in interleaved blocks, with
+ * each proxy's CPU per request. The gateway's request makes two such hops (ingress → inference,
+ * inference → upstream) and a Redis call, so two chained stack proxies, the first also making a
  * Redis round trip, are the floor of the mesh's own shape: what it would add with none of our work.
  * The gateway itself runs in the same rotation, so its distance from that floor is measured, not
  * pieced together from separate runs.
