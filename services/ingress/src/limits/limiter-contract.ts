@@ -157,6 +157,59 @@ export function limiterContract(name: string, make: (options: WindowOptions) => 
       expect(again).toMatchObject({ allowed: true, status: { tokens: { remaining: 990 } } });
     });
 
+    it("when a lease fits, then the whole block is charged at once and lasts until its bucket ends", async () => {
+      const l = await open();
+      clock.advance(300);
+      const req = request({ tokens: 100, key: { requests: 100, tokens: 10_000 } });
+      const leased = await l.admit({ ...req, lease: { requests: 10, tokens: 1_000 } });
+      expect(leased).toMatchObject({
+        allowed: true,
+        lease: { requests: 10, tokens: 1_000, expiresInMs: 700 },
+        status: { requests: { limit: 100, remaining: 90 }, tokens: { remaining: 9_000 } },
+        ticket: { tokens: 100 },
+      });
+      // The workspace was charged the block too.
+      const other = await l.admit({ ...req, keyId: `${req.keyId}_other`, key: { requests: 1000, tokens: 1_000_000 }, workspace: { requests: 20, tokens: 1_000_000 } });
+      expect(other).toMatchObject({ allowed: true, status: { requests: { limit: 20, remaining: 9 } } });
+    });
+
+    it("when a lease does not fit, then the request alone is checked and charged, and denied as itself", async () => {
+      const l = await open();
+      const req = request({ tokens: 100, key: { requests: 3, tokens: 10_000 } });
+      const lease = { requests: 5, tokens: 500 };
+      const alone = await l.admit({ ...req, lease });
+      expect(alone.allowed && alone.lease).toBeUndefined();
+      expect(alone).toMatchObject({ allowed: true, status: { requests: { remaining: 2 }, tokens: { remaining: 9_900 } } });
+      await l.admit({ ...req, lease });
+      await l.admit({ ...req, lease });
+      const denied = await l.admit({ ...req, lease });
+      expect(denied.allowed ? undefined : denied.denial).toMatchObject({ scope: "key", dimension: "requests", used: 3, requested: 1 });
+      // Too few tokens for the block is the same: the request alone.
+      const fresh = request({ workspaceId: `${req.workspaceId}_t`, keyId: `${req.keyId}_t`, tokens: 100, key: { requests: 100, tokens: 400 } });
+      const tokensShort = await l.admit({ ...fresh, lease: { requests: 5, tokens: 500 } });
+      expect(tokensShort).toMatchObject({ allowed: true, status: { requests: { remaining: 99 }, tokens: { remaining: 300 } } });
+      expect(tokensShort.allowed && tokensShort.lease).toBeUndefined();
+    });
+
+    it("when a lease's unused part is released, then its bucket gets it back, never below zero, and not once the bucket has left the window", async () => {
+      const l = await open();
+      const req = request({ tokens: 100, key: { requests: 20, tokens: 2_000 } });
+      const first = await l.admit({ ...req, lease: { requests: 10, tokens: 1_000 } });
+      if (!first.allowed) throw new Error("denied");
+      clock.advance(1_500); // the lease's bucket has ended; its window has not
+      await l.release({ ...first.ticket, requests: 6, tokens: 600 });
+      expect(await l.admit(req)).toMatchObject({ allowed: true, status: { requests: { remaining: 15 }, tokens: { remaining: 1_500 } } });
+      // Giving back more than the bucket holds empties it and takes nothing from the next bucket.
+      await l.release({ ...first.ticket, requests: 50, tokens: 5_000 });
+      expect(await l.admit(req)).toMatchObject({ allowed: true, status: { requests: { remaining: 18 }, tokens: { remaining: 1_800 } } });
+
+      const late = await l.admit({ ...req, lease: { requests: 10, tokens: 1_000 } });
+      if (!late.allowed || !late.lease) throw new Error("no lease");
+      clock.advance(61_000);
+      await l.release({ ...late.ticket, requests: 10, tokens: 1_000 });
+      expect(await l.admit(req)).toMatchObject({ allowed: true, status: { requests: { remaining: 19 }, tokens: { remaining: 1_900 } } });
+    });
+
     it("when a scope stays idle for longer than the window, then it starts afresh", async () => {
       const l = await open();
       const req = request({ tokens: 50, key: { requests: 2, tokens: 100 } });

@@ -1,4 +1,4 @@
-import type { Admission, AdmitRequest, Limiter, Ticket, WindowOptions } from "./types";
+import type { Admission, AdmitRequest, Limit, Limiter, Ticket, Unused, WindowOptions } from "./types";
 import { toAdmission, type WindowVerdict } from "./window";
 
 interface Counts {
@@ -38,6 +38,11 @@ export class MemoryLimiter implements Limiter {
     const cur = Math.floor(now / this.width);
     const ws = this.evict(`w:${request.workspaceId}`, cur);
     const key = this.evict(`k:${request.keyId}`, cur);
+    const lease = request.lease;
+    if (lease && lease.requests > 1 && lease.tokens >= request.tokens && this.fits(request, ws, key, lease)) {
+      this.chargeBoth(request, lease, cur);
+      return toAdmission(request, { ...this.counters(request, now, cur), failed: 0, waitMs: 0, leased: 1 }, this.width, this.n);
+    }
     const checks = [
       { state: ws, field: "r", used: ws?.totals.r ?? 0, cost: 1, limit: request.workspace.requests },
       { state: ws, field: "t", used: ws?.totals.t ?? 0, cost: request.tokens, limit: request.workspace.tokens },
@@ -54,43 +59,56 @@ export class MemoryLimiter implements Limiter {
         wait = w;
       }
     });
-    const verdict: WindowVerdict = {
-      failed,
-      waitMs: wait,
-      now,
-      bucket: cur,
-      wsRequests: checks[0].used,
-      wsTokens: checks[1].used,
-      keyRequests: checks[2].used,
-      keyTokens: checks[3].used,
-    };
-    if (failed === 0) {
-      for (const id of [`w:${request.workspaceId}`, `k:${request.keyId}`]) {
-        this.charge(id, "r", 1, cur);
-        if (request.tokens > 0) this.charge(id, "t", request.tokens, cur);
-      }
-      verdict.wsRequests += 1;
-      verdict.keyRequests += 1;
-      verdict.wsTokens += request.tokens;
-      verdict.keyTokens += request.tokens;
-    }
-    return toAdmission(request, verdict, this.width, this.n);
+    if (failed === 0) this.chargeBoth(request, { requests: 1, tokens: request.tokens }, cur);
+    return toAdmission(request, { ...this.counters(request, now, cur), failed, waitMs: wait, leased: 0 }, this.width, this.n);
   }
 
   async settle(ticket: Ticket, actualTokens: number): Promise<void> {
-    const delta = actualTokens - ticket.tokens;
+    this.adjust(ticket, "t", actualTokens - ticket.tokens);
+  }
+
+  async release(unused: Unused): Promise<void> {
+    this.adjust(unused, "t", -unused.tokens);
+    this.adjust(unused, "r", -unused.requests);
+  }
+
+  /** `delta` more (or fewer) in a past bucket, never below zero; once it has left the window, only an excess counts, from now. */
+  private adjust(at: { workspaceId: string; keyId: string; bucket: number }, field: "r" | "t", delta: number): void {
     if (delta === 0) return;
     const cur = Math.floor(this.now() / this.width);
-    for (const id of [`w:${ticket.workspaceId}`, `k:${ticket.keyId}`]) {
+    for (const id of [`w:${at.workspaceId}`, `k:${at.keyId}`]) {
       const state = this.evict(id, cur);
-      if (ticket.bucket >= cur - this.n + 1 && state) {
-        const have = state.buckets.get(ticket.bucket)?.t ?? 0;
+      if (at.bucket >= cur - this.n + 1 && state) {
+        const have = state.buckets.get(at.bucket)?.[field] ?? 0;
         const d = have + delta < 0 ? -have : delta;
-        if (d !== 0) this.charge(id, "t", d, ticket.bucket);
+        if (d !== 0) this.charge(id, field, d, at.bucket);
       } else if (delta > 0) {
-        this.charge(id, "t", delta, cur);
+        this.charge(id, field, delta, cur);
       }
     }
+  }
+
+  private fits(request: AdmitRequest, ws: ScopeState | undefined, key: ScopeState | undefined, cost: Limit): boolean {
+    return (
+      (ws?.totals.r ?? 0) + cost.requests <= request.workspace.requests &&
+      (ws?.totals.t ?? 0) + cost.tokens <= request.workspace.tokens &&
+      (key?.totals.r ?? 0) + cost.requests <= request.key.requests &&
+      (key?.totals.t ?? 0) + cost.tokens <= request.key.tokens
+    );
+  }
+
+  private chargeBoth(request: AdmitRequest, cost: Limit, cur: number): void {
+    for (const id of [`w:${request.workspaceId}`, `k:${request.keyId}`]) {
+      this.charge(id, "r", cost.requests, cur);
+      if (cost.tokens > 0) this.charge(id, "t", cost.tokens, cur);
+    }
+  }
+
+  /** The counters as the script returns them: the usage in the window, this call's charge included. */
+  private counters(request: AdmitRequest, now: number, cur: number): Omit<WindowVerdict, "failed" | "waitMs" | "leased"> {
+    const ws = this.scopes.get(`w:${request.workspaceId}`)?.totals;
+    const key = this.scopes.get(`k:${request.keyId}`)?.totals;
+    return { now, bucket: cur, wsRequests: ws?.r ?? 0, wsTokens: ws?.t ?? 0, keyRequests: key?.r ?? 0, keyTokens: key?.t ?? 0 };
   }
 
   async ping(): Promise<void> {}

@@ -29,6 +29,7 @@ function principal(workspaceLimits: KeyPrincipal["keyLimits"], keyLimits: KeyPri
 const broken: Limiter = {
   kind: "redis",
   admit: () => Promise.reject(new Error("connection refused")),
+  release: () => Promise.reject(new Error("connection refused")),
   settle: () => Promise.reject(new Error("connection refused")),
   ping: () => Promise.reject(new Error("connection refused")),
   close: async () => {},

@@ -6,7 +6,7 @@ import { testRedisUrl, uniquePrefix } from "@gw/testkit";
 import { FakeClock, limiterContract } from "./limiter-contract";
 import { MemoryLimiter } from "./memory-limiter";
 import { RedisLimiter } from "./redis-limiter";
-import type { AdmitRequest, Ticket } from "./types";
+import type { AdmitRequest, Ticket, Unused } from "./types";
 
 const logger = createLogger({ service: "test", level: "silent" });
 let url: string;
@@ -155,7 +155,7 @@ describe("Redis limiter and in-memory limiter", () => {
   }
 
   it.each([1, 2, 3])(
-    "when the same random admissions, settlements and clock moves reach both (seed %i), then every answer is the same",
+    "when the same random admissions, leases, settlements, releases and clock moves reach both (seed %i), then every answer is the same",
     async (seed) => {
       const clock = new FakeClock();
       const window = { windowMs: 10_000, buckets: 10, now: clock.now };
@@ -166,18 +166,33 @@ describe("Redis limiter and in-memory limiter", () => {
       const workspace = { requests: 12, tokens: 2_000 };
       const keys = { key_a: { requests: 6, tokens: 1_200 }, key_b: { requests: 20, tokens: 5_000 } };
       const open: Ticket[] = [];
+      const unused: Unused[] = [];
       let denied = 0;
       let refunds = 0;
+      let leases = 0;
       try {
         for (let step = 0; step < 400; step++) {
           const roll = next();
           if (roll < 0.6) {
             const keyId = pick(["key_a", "key_b"] as const);
             const request: AdmitRequest = { workspaceId: `ws_diff${seed}`, keyId, workspace, key: keys[keyId], tokens: Math.floor(next() * 400) };
+            if (next() < 0.3) {
+              const requests = 2 + Math.floor(next() * 4);
+              request.lease = { requests, tokens: requests * request.tokens };
+            }
             const fromRedis = await redis.admit(request);
             expect(fromRedis, `step ${step}`).toEqual(await memory.admit(request));
             if (fromRedis.allowed) open.push(fromRedis.ticket);
             else denied++;
+            if (fromRedis.allowed && fromRedis.lease) {
+              leases++;
+              const { requests, tokens } = fromRedis.lease;
+              unused.push({ ...fromRedis.ticket, requests: requests - 1, tokens: tokens - request.tokens });
+            }
+          } else if (roll < 0.7 && unused.length > 0) {
+            const part = unused.splice(Math.floor(next() * unused.length), 1)[0] as Unused;
+            await Promise.all([redis.release(part), memory.release(part)]);
+            if (next() < 0.5) await redis.flush();
           } else if (roll < 0.85 && open.length > 0) {
             const ticket = open.splice(Math.floor(next() * open.length), 1)[0] as Ticket;
             const actual = Math.floor(next() * 500);
@@ -197,6 +212,7 @@ describe("Redis limiter and in-memory limiter", () => {
       // The sequence reached the interesting cases: denials and refunds, not only admissions.
       expect(denied).toBeGreaterThan(10);
       expect(refunds).toBeGreaterThan(10);
+      expect(leases).toBeGreaterThan(5);
     },
   );
 });

@@ -2,16 +2,18 @@ import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { createClient, type RedisClientType } from "redis";
 import type { Logger } from "@gw/logger";
-import type { Admission, AdmitRequest, Limiter, Ticket, WindowOptions } from "./types";
+import type { Admission, AdmitRequest, Limiter, Ticket, Unused, WindowOptions } from "./types";
 import { toAdmission } from "./window";
 
 /** How long a settlement waits for its workspace's next admission before it is sent on its own. */
 const SETTLE_DELAY_MS = 20;
 
+/** A change to a past charge: a reservation replaced by the real usage, or a lease's unused part. */
 interface Settlement {
   keyId: string;
   bucket: number;
-  delta: number;
+  tokens: number;
+  requests: number;
 }
 
 const script = readFileSync(new URL("./sliding-window.lua", import.meta.url), "utf8");
@@ -28,9 +30,9 @@ export interface RedisLimiterOptions extends WindowOptions {
 
 /**
  * Limits shared by every ingress replica: one EVALSHA per admission checks and charges both scopes.
- * Settlements (real usage replacing a reservation) wait up to SETTLE_DELAY_MS and ride along with
- * the workspace's next admission, so a busy workspace costs one round trip per request; the rest
- * are sent together when the delay runs out. Commands fail at once while Redis is unreachable (no
+ * Settlements (real usage replacing a reservation, a lease's unused part given back) wait up to
+ * SETTLE_DELAY_MS and ride along with the workspace's next admission, so a busy workspace costs one
+ * round trip per admission; the rest are sent together when the delay runs out. Commands fail at once while Redis is unreachable (no
  * offline queue), so the caller can fail open without waiting; the client reconnects in the
  * background.
  */
@@ -85,22 +87,32 @@ export class RedisLimiter implements Limiter {
       String(r.key.requests),
       String(r.key.tokens),
       String(r.tokens),
+      String(r.lease?.requests ?? 0),
+      String(r.lease?.tokens ?? 0),
     ];
     this.takeSettlements(r.workspaceId, keys, args);
     const reply = await this.run(keys, args);
-    const [failed, waitMs, now, bucket, wsRequests, wsTokens, keyRequests, keyTokens] = (reply as number[]).map(Number) as [
-      number, number, number, number, number, number, number, number,
+    const [failed, waitMs, now, bucket, wsRequests, wsTokens, keyRequests, keyTokens, leased] = (reply as number[]).map(Number) as [
+      number, number, number, number, number, number, number, number, number,
     ];
-    return toAdmission(r, { failed, waitMs, now, bucket, wsRequests, wsTokens, keyRequests, keyTokens }, this.width, this.n);
+    const verdict = { failed, waitMs, now, bucket, wsRequests, wsTokens, keyRequests, keyTokens, leased };
+    return toAdmission(r, verdict, this.width, this.n);
   }
 
   async settle(ticket: Ticket, actualTokens: number): Promise<void> {
     const delta = actualTokens - ticket.tokens;
-    if (delta === 0) return;
-    const queue = this.pending.get(ticket.workspaceId);
-    const settlement = { keyId: ticket.keyId, bucket: ticket.bucket, delta };
+    if (delta !== 0) this.enqueue(ticket.workspaceId, { keyId: ticket.keyId, bucket: ticket.bucket, tokens: delta, requests: 0 });
+  }
+
+  async release(unused: Unused): Promise<void> {
+    if (unused.requests === 0 && unused.tokens === 0) return;
+    this.enqueue(unused.workspaceId, { keyId: unused.keyId, bucket: unused.bucket, tokens: -unused.tokens, requests: -unused.requests });
+  }
+
+  private enqueue(workspaceId: string, settlement: Settlement): void {
+    const queue = this.pending.get(workspaceId);
     if (queue) queue.push(settlement);
-    else this.pending.set(ticket.workspaceId, [settlement]);
+    else this.pending.set(workspaceId, [settlement]);
     this.flushTimer ??= setTimeout(() => void this.flush(), SETTLE_DELAY_MS);
   }
 
@@ -132,7 +144,7 @@ export class RedisLimiter implements Limiter {
       const hash = `${this.tag(workspaceId)}:key:${s.keyId}`;
       let index = keys.indexOf(hash);
       if (index < 0) index = keys.push(hash) - 1;
-      args.push(String(index + 1), String(s.bucket), String(s.delta));
+      args.push(String(index + 1), String(s.bucket), String(s.tokens), String(s.requests));
     }
   }
 

@@ -9,10 +9,12 @@
 --
 -- admit:  ARGV = 'admit', now_ms ('' = Redis's clock), width_ms, buckets,
 --                workspace rpm, workspace tpm, key rpm, key tpm, tokens to reserve,
+--                lease requests, lease tokens (0 0 = no lease: a block, this request included,
+--                charged at once when all of it fits; otherwise the request alone is checked),
 --                then any settlements of the same workspace (see settle_all)
 --         returns {failed check (0 = admitted; 1..4 = ws requests, ws tokens, key requests,
 --                  key tokens), retry_ms (-1 = never fits), now_ms, bucket,
---                  ws requests, ws tokens, key requests, key tokens}
+--                  ws requests, ws tokens, key requests, key tokens, 1 if the lease was charged}
 -- settle: ARGV = 'settle', now_ms, width_ms, buckets, then settlements (see settle_all)
 --         returns {}
 -- KEYS[3..]: the hashes of other keys of the workspace that settlements name.
@@ -34,8 +36,8 @@ local ttl = (n + 1) * width
 -- The hashes this call touches, each read once (dropping the buckets that left the window) and
 -- written once at the end, so an admission costs one HMGET, one HSET and at most one PEXPIRE per
 -- scope, however many settlements ride along. A state: o = oldest live bucket (nil: no hash),
--- r / t = live totals, rc / tc = the current bucket's counts, tb = token counts of older buckets as
--- read, set = fields to write, expire = whether the expiry must be renewed.
+-- r / t = live totals, rc / tc = the current bucket's counts, older = counts of older buckets as
+-- read or changed (by field name), set = fields to write, expire = whether the expiry must be renewed.
 local states, touched = {}, {}
 
 local function load(key)
@@ -43,7 +45,7 @@ local function load(key)
   if s then return s end
   local v = redis.call('HMGET', key, 'o', 'r', 't', 'r' .. cur, 't' .. cur)
   s = { key = key, o = tonumber(v[1]), r = tonumber(v[2]) or 0, t = tonumber(v[3]) or 0,
-        rc = tonumber(v[4]) or 0, tc = tonumber(v[5]) or 0, tb = {}, set = {}, expire = false }
+        rc = tonumber(v[4]) or 0, tc = tonumber(v[5]) or 0, older = {}, set = {}, expire = false }
   if s.o and s.o < oldest then
     if s.o + n - 1 < oldest then
       redis.call('DEL', key)
@@ -70,9 +72,10 @@ end
 -- The count of `field` ('r' or 't') in bucket `b`, this call's changes included.
 local function count(s, field, b)
   if b == cur then return field == 'r' and s.rc or s.tc end
-  if field == 't' and s.tb[b] then return s.tb[b] end
-  local v = tonumber(redis.call('HGET', s.key, field .. b)) or 0
-  if field == 't' then s.tb[b] = v end
+  local name = field .. b
+  if s.older[name] then return s.older[name] end
+  local v = tonumber(redis.call('HGET', s.key, name)) or 0
+  s.older[name] = v
   return v
 end
 
@@ -100,32 +103,36 @@ local function charge(s, field, amount, b)
   if b == cur then
     if field == 'r' then s.rc = have else s.tc = have end
     if s.cur_empty then s.expire = true end
-  elseif field == 't' then
-    s.tb[b] = have
+  else
+    s.older[field .. b] = have
   end
 end
 
--- Replaces a reservation by the real usage: `delta` more (or fewer) tokens in the reservation's
--- bucket, never below zero; once that bucket has left the window, only an excess counts, from now.
-local function settle(key, bucket, delta)
-  local s = load(key)
+-- `delta` more (or fewer) of `field` in `bucket`, never below zero; once that bucket has left the
+-- window, only an excess counts, from now.
+local function adjust(s, field, bucket, delta)
+  if delta == 0 then return end
   if bucket >= oldest and s.o then
     local d = delta
-    local have = count(s, 't', bucket)
+    local have = count(s, field, bucket)
     if have + d < 0 then d = -have end
-    if d ~= 0 then charge(s, 't', d, bucket) end
+    if d ~= 0 then charge(s, field, d, bucket) end
   elseif delta > 0 then
-    charge(s, 't', delta, cur)
+    charge(s, field, delta, cur)
   end
 end
 
--- Settlements travel as (index into KEYS of the key's hash, bucket, delta) triples from ARGV[first]
--- on; each applies to the workspace (KEYS[1]) and to that key.
+-- Settlements travel as (index into KEYS of the key's hash, bucket, token delta, request delta)
+-- from ARGV[first] on; each applies to the workspace (KEYS[1]) and to that key. A reservation
+-- replaced by the real usage moves tokens only; a lease's unused part gives back both.
 local function settle_all(first)
-  for j = first, #ARGV, 3 do
-    local bucket, delta = tonumber(ARGV[j + 1]), tonumber(ARGV[j + 2])
-    settle(KEYS[1], bucket, delta)
-    settle(KEYS[tonumber(ARGV[j])], bucket, delta)
+  for j = first, #ARGV, 4 do
+    local bucket, tokens, requests = tonumber(ARGV[j + 1]), tonumber(ARGV[j + 2]), tonumber(ARGV[j + 3])
+    for _, key in ipairs({ KEYS[1], KEYS[tonumber(ARGV[j])] }) do
+      local s = load(key)
+      adjust(s, 't', bucket, tokens)
+      adjust(s, 'r', bucket, requests)
+    end
   end
 end
 
@@ -147,15 +154,28 @@ if mode == 'settle' then
   return {}
 end
 -- Settlements waiting for this workspace ride along with its next admission: no extra round trip.
-settle_all(10)
+settle_all(12)
 
 local tokens = tonumber(ARGV[9])
+local lease_r, lease_t = tonumber(ARGV[10]), tonumber(ARGV[11])
 local ws, ks = load(KEYS[1]), load(KEYS[2])
+local limits = { tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7]), tonumber(ARGV[8]) }
+local function fits(r, t)
+  return ws.r + r <= limits[1] and ws.t + t <= limits[2] and ks.r + r <= limits[3] and ks.t + t <= limits[4]
+end
+if lease_r > 1 and lease_t >= tokens and fits(lease_r, lease_t) then
+  for _, s in ipairs({ ws, ks }) do
+    charge(s, 'r', lease_r, cur)
+    charge(s, 't', lease_t, cur)
+  end
+  write_all()
+  return { 0, 0, now, cur, ws.r, ws.t, ks.r, ks.t, 1 }
+end
 local checks = {
-  { ws, 'r', ws.r, 1, tonumber(ARGV[5]) },
-  { ws, 't', ws.t, tokens, tonumber(ARGV[6]) },
-  { ks, 'r', ks.r, 1, tonumber(ARGV[7]) },
-  { ks, 't', ks.t, tokens, tonumber(ARGV[8]) },
+  { ws, 'r', ws.r, 1, limits[1] },
+  { ws, 't', ws.t, tokens, limits[2] },
+  { ks, 'r', ks.r, 1, limits[3] },
+  { ks, 't', ks.t, tokens, limits[4] },
 }
 local failed, wait = 0, 0
 for idx, c in ipairs(checks) do
@@ -174,4 +194,4 @@ if failed == 0 then
   end
 end
 write_all()
-return { failed, wait, now, cur, ws.r, ws.t, ks.r, ks.t }
+return { failed, wait, now, cur, ws.r, ws.t, ks.r, ks.t, 0 }

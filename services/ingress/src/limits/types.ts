@@ -23,6 +23,11 @@ export interface AdmitRequest {
   key: Limit;
   /** The token reservation: an estimate, settled later against the real usage. */
   tokens: number;
+  /**
+   * A block of requests and tokens, this request's included, to charge at once when all of it fits
+   * (see LeasingLimiter); when it does not, the request alone is checked and charged as usual.
+   */
+  lease?: Limit;
 }
 
 export interface DimensionStatus {
@@ -56,15 +61,31 @@ export interface Denial {
   retryAfterMs: number | undefined;
 }
 
+/** A block charged at once: the requests and tokens asked for, usable until its bucket ends. */
+export interface Lease extends Limit {
+  expiresInMs: number;
+}
+
 export type Admission =
-  | { allowed: true; status: RateStatus; ticket: Ticket }
+  | { allowed: true; status: RateStatus; ticket: Ticket; lease?: Lease }
   | { allowed: false; status: RateStatus; denial: Denial };
+
+/** Requests and tokens charged ahead to a bucket and not used: given back to that bucket. */
+export interface Unused {
+  workspaceId: string;
+  keyId: string;
+  bucket: number;
+  requests: number;
+  tokens: number;
+}
 
 export interface Limiter {
   readonly kind: "redis" | "memory";
   admit(request: AdmitRequest): Promise<Admission>;
   /** Replaces the ticket's reserved tokens by the actual count. */
   settle(ticket: Ticket, actualTokens: number): Promise<void>;
+  /** Gives back what a lease charged and did not use; nothing once its bucket has left the window. */
+  release(unused: Unused): Promise<void>;
   ping(): Promise<void>;
   close(): Promise<void>;
 }

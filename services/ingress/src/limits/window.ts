@@ -12,6 +12,8 @@ export interface WindowVerdict {
   wsTokens: number;
   keyRequests: number;
   keyTokens: number;
+  /** 1 when the request's lease was charged instead of the request alone. */
+  leased: number;
 }
 
 const checks: ReadonlyArray<{ scope: Scope; dimension: Dimension }> = [
@@ -40,11 +42,10 @@ export function toAdmission(request: AdmitRequest, v: WindowVerdict, widthMs: nu
     tokens: status("tokens", v.wsTokens, v.keyTokens),
   };
   if (v.failed === 0) {
-    return {
-      allowed: true,
-      status: rateStatus,
-      ticket: { workspaceId: request.workspaceId, keyId: request.keyId, bucket: v.bucket, tokens: request.tokens },
-    };
+    const ticket = { workspaceId: request.workspaceId, keyId: request.keyId, bucket: v.bucket, tokens: request.tokens };
+    if (v.leased !== 1 || !request.lease) return { allowed: true, status: rateStatus, ticket };
+    const lease = { ...request.lease, expiresInMs: (v.bucket + 1) * widthMs - v.now };
+    return { allowed: true, status: rateStatus, ticket, lease };
   }
   const { scope, dimension } = checks[v.failed - 1] as { scope: Scope; dimension: Dimension };
   const used = [v.wsRequests, v.wsTokens, v.keyRequests, v.keyTokens][v.failed - 1] as number;
