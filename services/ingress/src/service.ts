@@ -9,6 +9,7 @@ import { CredentialRelay } from "./credentials/credential-relay";
 import { CredentialStore } from "./credentials/credential-store";
 import { Authenticator } from "./auth/authenticator";
 import type { BackendUrls } from "./proxy/forward";
+import { LeasingLimiter } from "./limits/leasing-limiter";
 import { MemoryLimiter } from "./limits/memory-limiter";
 import { RateLimitGate, type FailureMode } from "./limits/rate-limit-gate";
 import { RedisLimiter } from "./limits/redis-limiter";
@@ -75,7 +76,7 @@ export function createIngressService(deps: IngressDeps): IngressService {
     { ttlMs: settings.keyCacheTtlMs, negativeTtlMs: Math.min(settings.keyCacheTtlMs, 5_000), maxStaleMs: 10 * 60_000, maxEntries: 100_000 },
     logger,
   );
-  const limiter = createLimiter(settings.rateLimits, logger);
+  const { limiter, redis } = createLimiter(settings.rateLimits, logger);
   const rateLimits = new RateLimitGate(limiter, settings.plans, settings.rateLimits.failureMode, logger, metrics);
   // Failing open, Redis being down must not take ingress out of rotation; failing closed, it should.
   if (settings.rateLimits.failureMode === "closed") health.addCheck("redis", () => limiter.ping().then(() => true));
@@ -89,7 +90,7 @@ export function createIngressService(deps: IngressDeps): IngressService {
   return {
     authenticator,
     async start() {
-      if (limiter instanceof RedisLimiter) limiter.connect();
+      redis?.connect();
       await runMigrations(db, { schema: "ingress", dir: ingressMigrations, logger });
       unsubscribe = bus.subscribe("identity.changed", (change) => onIdentityChanged(change.kind, change.id));
       // Finished async jobs' reservations, settled by one replica as a live call's would be.
@@ -135,8 +136,13 @@ export function createIngressService(deps: IngressDeps): IngressService {
   };
 }
 
-function createLimiter(settings: RateLimitSettings, logger: Logger): Limiter {
+/**
+ * In memory for the embedded default (one process: nothing to share, nothing to save); in Redis for
+ * the mesh, taken in leases so that a busy key's requests seldom wait for a round trip to it.
+ */
+function createLimiter(settings: RateLimitSettings, logger: Logger): { limiter: Limiter; redis?: RedisLimiter } {
   const window = { windowMs: settings.windowMs, buckets: BUCKETS };
-  if (!settings.redisUrl) return new MemoryLimiter(window);
-  return new RedisLimiter({ ...window, url: settings.redisUrl, prefix: settings.prefix, timeoutMs: settings.timeoutMs, logger });
+  if (!settings.redisUrl) return { limiter: new MemoryLimiter(window) };
+  const redis = new RedisLimiter({ ...window, url: settings.redisUrl, prefix: settings.prefix, timeoutMs: settings.timeoutMs, logger });
+  return { limiter: new LeasingLimiter(redis, { windowMs: settings.windowMs }), redis };
 }

@@ -3,6 +3,7 @@ import { createClient } from "redis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createLogger } from "@gw/logger";
 import { testRedisUrl, uniquePrefix } from "@gw/testkit";
+import { LeasingLimiter } from "./leasing-limiter";
 import { FakeClock, limiterContract } from "./limiter-contract";
 import { MemoryLimiter } from "./memory-limiter";
 import { RedisLimiter } from "./redis-limiter";
@@ -215,6 +216,51 @@ describe("Redis limiter and in-memory limiter", () => {
       expect(leases).toBeGreaterThan(5);
     },
   );
+});
+
+describe("Redis limiter taken in leases by two replicas", () => {
+  it("when both serve one key past its limits, then together they admit exactly the limits, asking Redis for a fraction of the requests", async () => {
+    const clock = new FakeClock();
+    const window = { windowMs: 60_000, buckets: 60, now: clock.now };
+    const stores = await Promise.all([0, 1].map(() => connected(new RedisLimiter({ ...window, url, prefix: `${prefix}lease:`, timeoutMs: 2_000, logger }))));
+    let calls = 0;
+    for (const store of stores) {
+      const admit = store.admit.bind(store);
+      store.admit = (request) => {
+        calls++;
+        return admit(request);
+      };
+    }
+    const replicas = stores.map((store) => new LeasingLimiter(store, { windowMs: window.windowMs, now: clock.now }));
+    const request = { workspaceId: "ws_lease", keyId: "key_lease", workspace: { requests: 2_000, tokens: 1e9 }, key: { requests: 1e6, tokens: 60_000 } };
+    const admitted = { requests: 0, tokens: 0 };
+    let callsToTheLimit = 0;
+    try {
+      for (let i = 0; i < 3_000; i++) {
+        const tokens = 10 + (i % 7) * 5; // 10 to 40: blocks sized for one request fit the next ones only partly
+        const answer = await (replicas[(i * 7919) % 3 === 0 ? 1 : 0] as LeasingLimiter).admit({ ...request, tokens });
+        if (answer.allowed) {
+          admitted.requests++;
+          admitted.tokens += tokens;
+          if (admitted.requests === 2_000) callsToTheLimit = calls;
+        }
+        clock.advance(5);
+      }
+      // Requests ran out first (2,000 at about 25 tokens each is 50,000 tokens of 60,000).
+      expect(admitted.requests).toBe(2_000);
+      // About 310 here: blocks shrink with the room left, and one sized for a small request runs out of tokens early.
+      expect(callsToTheLimit).toBeLessThan(500);
+      // What Redis holds is what was admitted: every block's unused part came back.
+      for (const replica of replicas) await replica.close();
+      const probe = await connected(new RedisLimiter({ ...window, url, prefix: `${prefix}lease:`, timeoutMs: 2_000, logger }));
+      const status = await probe.admit({ ...request, workspace: { requests: 1e6, tokens: 1e9 }, key: { requests: 1e6, tokens: 1e9 }, tokens: 0 });
+      await probe.close();
+      expect(status.status.tokens.remaining).toBe(1e9 - admitted.tokens);
+      expect(status.status.requests.remaining).toBe(1e6 - admitted.requests - 1);
+    } finally {
+      for (const replica of replicas) await replica.close();
+    }
+  });
 });
 
 describe("Redis limiter time limit", () => {

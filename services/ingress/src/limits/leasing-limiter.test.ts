@@ -1,0 +1,152 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { LeasingLimiter } from "./leasing-limiter";
+import { FakeClock } from "./limiter-contract";
+import { MemoryLimiter } from "./memory-limiter";
+import type { Admission, AdmitRequest, Limiter } from "./types";
+
+/** The store as the replicas share it, counting the calls that reach it. */
+class CountingStore extends MemoryLimiter {
+  calls = 0;
+  leases = 0;
+  override async admit(request: AdmitRequest): Promise<Admission> {
+    this.calls++;
+    if (request.lease) this.leases++;
+    return super.admit(request);
+  }
+  /** Shared by the replicas: one closing must not clear it. The test ends it. */
+  override async close(): Promise<void> {}
+  end(): Promise<void> {
+    return super.close();
+  }
+}
+
+const window = { windowMs: 60_000, buckets: 60 };
+const opened: Array<() => Promise<void>> = [];
+afterEach(async () => {
+  for (const close of opened.splice(0)) await close();
+});
+
+function setup() {
+  const clock = new FakeClock();
+  const store = new CountingStore({ ...window, now: clock.now });
+  const replica = () => {
+    const l = new LeasingLimiter(store, { windowMs: window.windowMs, now: clock.now });
+    opened.push(() => l.close());
+    return l;
+  };
+  opened.push(() => store.end());
+  return { clock, store, replica };
+}
+
+const limits = (requests: number, tokens = 1_000_000_000) => ({ workspace: { requests, tokens }, key: { requests, tokens } });
+const ask = (extra: Partial<AdmitRequest> = {}): AdmitRequest => ({ workspaceId: "ws_1", keyId: "key_1", ...limits(10_000), tokens: 0, ...extra });
+
+/** What the store has counted, seen through a request of a key that is not limited (it charges one more). */
+async function used(store: Limiter, requests: number): Promise<{ requests: number; tokens: number }> {
+  const probe = await store.admit({ workspaceId: "ws_1", keyId: "key_probe", workspace: { requests, tokens: 1_000_000_000 }, key: limits(1e9).key, tokens: 0 });
+  return { requests: requests - probe.status.requests.remaining - 1, tokens: 1_000_000_000 - probe.status.tokens.remaining };
+}
+
+describe("LeasingLimiter", () => {
+  it("when a key is far from its limits, then the store is asked about once a hundred requests and the headers count down by one", async () => {
+    const { store, replica } = setup();
+    const l = replica();
+    const remaining: number[] = [];
+    for (let i = 0; i < 250; i++) {
+      const a = await l.admit(ask({ tokens: 10 }));
+      if (!a.allowed) throw new Error(`request ${i} denied`);
+      remaining.push(a.status.requests.remaining);
+    }
+    expect(remaining).toEqual(Array.from({ length: 250 }, (_, i) => 10_000 - 1 - i));
+    // The first request alone (nothing known yet), then blocks of 100.
+    expect({ calls: store.calls, leases: store.leases }).toEqual({ calls: 4, leases: 3 });
+    // The store counted whole blocks: 1 + 3 × 100 requests, 10 tokens each.
+    expect(await used(store, 1_000_000)).toEqual({ requests: 301, tokens: 3_010 });
+  });
+
+  it("when a block's bucket ends, then its unused part goes back to that bucket and the next request asks the store", async () => {
+    const { clock, store, replica } = setup();
+    const l = replica();
+    for (let i = 0; i < 5; i++) await l.admit(ask({ tokens: 10 }));
+    expect(store.calls).toBe(2);
+    clock.advance(1_000);
+    const next = await l.admit(ask({ tokens: 10 }));
+    expect(store.calls).toBe(3);
+    // 6 admitted: the first block's 96 unused requests and 960 tokens were given back.
+    expect(next.allowed && next.ticket.bucket).toBe(Math.floor(clock.t / 1_000));
+    expect(await used(store, 1_000_000)).toMatchObject({ requests: 6 + 99 });
+  });
+
+  it("when the room left is under a lease's share, then every request goes to the store and the limit is exact", async () => {
+    const { store, replica } = setup();
+    const l = replica();
+    const answers = [];
+    for (let i = 0; i < 60; i++) answers.push(await l.admit(ask(limits(50))));
+    expect(answers.filter((a) => a.allowed)).toHaveLength(50);
+    expect({ calls: store.calls, leases: store.leases }).toEqual({ calls: 60, leases: 0 });
+  });
+
+  it("when a request needs more tokens than the block has left, then it asks the store and the rest of the block is given back", async () => {
+    const { store, replica } = setup();
+    const l = replica();
+    await l.admit(ask({ tokens: 100 }));
+    const block = await l.admit(ask({ tokens: 100 })); // a block of 100 requests and 10,000 tokens
+    expect(block.allowed && block.ticket.tokens).toBe(100);
+    const big = await l.admit(ask({ tokens: 20_000 }));
+    expect(big.allowed).toBe(true);
+    expect(store.calls).toBe(3);
+    // 3 admitted (100 + 100 + 20,000 tokens), and the new block it took for itself: the old one's rest is back.
+    const counted = await used(store, 1_000_000);
+    expect(counted.requests).toBe(2 + (big.allowed && big.lease ? big.lease.requests : 1));
+    expect(counted.tokens).toBe(200 + (big.allowed && big.lease ? big.lease.tokens : 20_000));
+  });
+
+  it("when the limits change, then the held block is not used under the new ones", async () => {
+    const { store, replica } = setup();
+    const l = replica();
+    await l.admit(ask());
+    await l.admit(ask()); // a block of 100 under 10,000 a minute
+    const lowered = await l.admit(ask(limits(2)));
+    expect(store.calls).toBe(3);
+    // The block's 99 unused requests went back first, so the store holds the 2 admitted: none left under 2.
+    expect(lowered.allowed ? undefined : lowered.denial).toMatchObject({ scope: "workspace", dimension: "requests", limit: 2, used: 2 });
+  });
+
+  it("when two replicas share a key until its limit, then together they admit exactly the limit, asking the store for a fraction of the requests", async () => {
+    const { clock, store, replica } = setup();
+    const replicas = [replica(), replica()];
+    let admitted = 0;
+    let seed = 7;
+    for (let i = 0; i < 3_000; i++) {
+      seed = (seed * 1_103_515_245 + 12_345) % 2_147_483_648;
+      const a = await (replicas[seed % 2] as Limiter).admit(ask({ ...limits(2_000), tokens: 5 }));
+      if (a.allowed) admitted++;
+      clock.advance(5);
+    }
+    expect(admitted).toBe(2_000);
+    expect(store.calls).toBeLessThan(1_500);
+  });
+
+  it("when two requests of a key take a block at once, then the blocks are held as one and none is lost", async () => {
+    const { store, replica } = setup();
+    const l = replica();
+    await l.admit(ask());
+    const [a, b] = await Promise.all([l.admit(ask()), l.admit(ask())]);
+    expect([a.allowed && a.lease?.requests, b.allowed && b.lease?.requests]).toEqual([100, 100]);
+    for (let i = 0; i < 198; i++) expect((await l.admit(ask())).allowed).toBe(true);
+    expect(store.calls).toBe(3);
+    await l.admit(ask());
+    expect(store.calls).toBe(4);
+    await l.close();
+    expect(await used(store, 1_000_000)).toMatchObject({ requests: 202 });
+  });
+
+  it("when it closes, then what its blocks did not use is given back", async () => {
+    const { store, replica } = setup();
+    const l = replica();
+    await l.admit(ask());
+    await l.admit(ask());
+    await l.close();
+    expect(await used(store, 1_000_000)).toMatchObject({ requests: 2 });
+  });
+});

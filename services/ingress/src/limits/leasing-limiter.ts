@@ -1,0 +1,196 @@
+import type { Admission, AdmitRequest, Limit, Limiter, RateStatus, Ticket, Unused } from "./types";
+
+/**
+ * A lease takes at most this share of the room left in the tighter scope (1/50): far from its limits
+ * a key is admitted by the replica alone most of the time; near them, a lease would be under two
+ * requests and every request goes to the store, exactly as without leases.
+ */
+const LEASE_SHARE = 50;
+/** The most requests one lease takes: about a tenth of a second of a busy key on one replica. */
+const MAX_LEASE_REQUESTS = 100;
+
+interface Held {
+  workspaceId: string;
+  keyId: string;
+  /** The bucket the block was charged to: every request admitted from it counts there. */
+  bucket: number;
+  workspace: Limit;
+  key: Limit;
+  /** What is left of the block. */
+  requests: number;
+  tokens: number;
+  /** On this process's clock: the bucket's end, or a little before it. */
+  expiresAt: number;
+  takenAt: number;
+  /** The store's answer when the block was taken (the block counted as used). */
+  status: RateStatus;
+}
+
+interface KeyState {
+  /** The store's last answer for this key, which sizes the next lease. */
+  status: RateStatus;
+  seenAt: number;
+  lease?: Held;
+}
+
+export interface LeasingOptions {
+  windowMs: number;
+  /** This process's clock (tests move it by hand); leases expire by it. */
+  now?: () => number;
+}
+
+/**
+ * Takes rate-limit room from the shared store in blocks (leases) and admits from a block here, so
+ * most requests of a busy key cost no round trip to Redis. The limits stay exact across replicas: a
+ * block is charged to the store in full when it is taken, into the bucket current then, and is used
+ * only until that bucket ends, so every request still counts in the bucket it was admitted in; what a
+ * block did not use is given back to that bucket. What a replica holds unused is room the others
+ * cannot have for the rest of the bucket (at most a second), which is why a lease is a small share of
+ * the room left, and none near a limit.
+ */
+export class LeasingLimiter implements Limiter {
+  private readonly keys = new Map<string, KeyState>();
+  private readonly now: () => number;
+  private readonly sweeper: NodeJS.Timeout;
+
+  constructor(
+    private readonly inner: Limiter,
+    private readonly options: LeasingOptions,
+  ) {
+    this.now = options.now ?? Date.now;
+    this.sweeper = setInterval(() => this.sweep(), Math.min(1_000, options.windowMs));
+    this.sweeper.unref();
+  }
+
+  get kind(): Limiter["kind"] {
+    return this.inner.kind;
+  }
+
+  async admit(request: AdmitRequest): Promise<Admission> {
+    const id = `${request.workspaceId}/${request.keyId}`;
+    const now = this.now();
+    const state = this.keys.get(id);
+    const held = state?.lease;
+    if (state && held) {
+      state.seenAt = now;
+      if (now < held.expiresAt && sameLimits(held, request) && held.requests >= 1 && held.tokens >= request.tokens) {
+        held.requests -= 1;
+        held.tokens -= request.tokens;
+        const ticket: Ticket = { workspaceId: request.workspaceId, keyId: request.keyId, bucket: held.bucket, tokens: request.tokens };
+        return { allowed: true, status: statusWith(held, now), ticket };
+      }
+      state.lease = undefined;
+      this.giveBack(held);
+    }
+    const lease = state ? leaseFor(request, state.status) : undefined;
+    const admission = await this.inner.admit(lease ? { ...request, lease } : request);
+    return this.remember(id, request, admission, now);
+  }
+
+  settle(ticket: Ticket, actualTokens: number): Promise<void> {
+    return this.inner.settle(ticket, actualTokens);
+  }
+
+  release(unused: Unused): Promise<void> {
+    return this.inner.release(unused);
+  }
+
+  ping(): Promise<void> {
+    return this.inner.ping();
+  }
+
+  async close(): Promise<void> {
+    clearInterval(this.sweeper);
+    for (const state of this.keys.values()) if (state.lease) this.giveBack(state.lease);
+    this.keys.clear();
+    await this.inner.close();
+  }
+
+  /** Keeps the store's answer and any block it charged; the caller sees the room this replica has. */
+  private remember(id: string, request: AdmitRequest, admission: Admission, sentAt: number): Admission {
+    let state = this.keys.get(id);
+    if (!state) {
+      state = { status: admission.status, seenAt: sentAt };
+      this.keys.set(id, state);
+    }
+    state.status = admission.status;
+    if (!admission.allowed || !admission.lease) return admission;
+    const { lease, ticket } = admission;
+    const fresh: Held = {
+      workspaceId: request.workspaceId,
+      keyId: request.keyId,
+      bucket: ticket.bucket,
+      workspace: request.workspace,
+      key: request.key,
+      requests: lease.requests - 1,
+      tokens: lease.tokens - request.tokens,
+      // The store's clock read the bucket's time left after we sent: counted from the send, it ends early if anything.
+      expiresAt: sentAt + lease.expiresInMs,
+      takenAt: sentAt,
+      status: admission.status,
+    };
+    const other = state.lease;
+    if (other && other.bucket === fresh.bucket && sameLimits(other, fresh)) {
+      // Two requests took a block each at once: one block, with the newer answer.
+      fresh.requests += other.requests;
+      fresh.tokens += other.tokens;
+    } else if (other) {
+      this.giveBack(other);
+    }
+    state.lease = fresh;
+    return { ...admission, status: statusWith(fresh, sentAt) };
+  }
+
+  private giveBack(held: Held): void {
+    const { workspaceId, keyId, bucket, requests, tokens } = held;
+    if (requests === 0 && tokens === 0) return;
+    // The Redis limiter queues it with the workspace's next call; it logs a failure to send it itself.
+    this.inner.release({ workspaceId, keyId, bucket, requests, tokens }).catch(() => {});
+  }
+
+  /** Gives back what ended buckets' blocks did not use, and forgets keys idle for a whole window. */
+  private sweep(): void {
+    const now = this.now();
+    for (const [id, state] of this.keys) {
+      if (state.lease && now >= state.lease.expiresAt) {
+        this.giveBack(state.lease);
+        state.lease = undefined;
+      }
+      if (!state.lease && now - state.seenAt > this.options.windowMs) this.keys.delete(id);
+    }
+  }
+}
+
+/** A block for the next request: a small share of the room left, or none when that is under two requests. */
+function leaseFor(request: AdmitRequest, status: RateStatus): Limit | undefined {
+  let requests = Math.min(MAX_LEASE_REQUESTS, Math.floor(status.requests.remaining / LEASE_SHARE));
+  if (request.tokens > 0) requests = Math.min(requests, Math.floor(status.tokens.remaining / LEASE_SHARE / request.tokens));
+  return requests >= 2 ? { requests, tokens: requests * request.tokens } : undefined;
+}
+
+function sameLimits(a: { workspace: Limit; key: Limit }, b: { workspace: Limit; key: Limit }): boolean {
+  return (
+    a.workspace.requests === b.workspace.requests &&
+    a.workspace.tokens === b.workspace.tokens &&
+    a.key.requests === b.key.requests &&
+    a.key.tokens === b.key.tokens
+  );
+}
+
+/** The headers' view: the store's answer when the block was taken, plus what is left of the block. */
+function statusWith(held: Held, now: number): RateStatus {
+  const elapsed = now - held.takenAt;
+  const { requests, tokens } = held.status;
+  return {
+    requests: {
+      limit: requests.limit,
+      remaining: Math.min(requests.limit, requests.remaining + held.requests),
+      resetMs: Math.max(0, requests.resetMs - elapsed),
+    },
+    tokens: {
+      limit: tokens.limit,
+      remaining: Math.min(tokens.limit, tokens.remaining + held.tokens),
+      resetMs: Math.max(0, tokens.resetMs - elapsed),
+    },
+  };
+}
