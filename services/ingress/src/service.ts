@@ -144,5 +144,5 @@ function createLimiter(settings: RateLimitSettings, logger: Logger): { limiter: 
   const window = { windowMs: settings.windowMs, buckets: BUCKETS };
   if (!settings.redisUrl) return { limiter: new MemoryLimiter(window) };
   const redis = new RedisLimiter({ ...window, url: settings.redisUrl, prefix: settings.prefix, timeoutMs: settings.timeoutMs, logger });
-  return { limiter: new LeasingLimiter(redis, { windowMs: settings.windowMs }), redis };
+  return { limiter: new LeasingLimiter(redis, { windowMs: settings.windowMs, bucketMs: settings.windowMs / BUCKETS }), redis };
 }

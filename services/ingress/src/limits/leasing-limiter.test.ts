@@ -30,7 +30,7 @@ function setup() {
   const clock = new FakeClock();
   const store = new CountingStore({ ...window, now: clock.now });
   const replica = () => {
-    const l = new LeasingLimiter(store, { windowMs: window.windowMs, now: clock.now });
+    const l = new LeasingLimiter(store, { windowMs: window.windowMs, bucketMs: 1_000, now: clock.now });
     opened.push(() => l.close());
     return l;
   };
@@ -139,6 +139,20 @@ describe("LeasingLimiter", () => {
     expect(store.calls).toBe(4);
     await l.close();
     expect(await used(store, 1_000_000)).toMatchObject({ requests: 202 });
+  });
+
+  it("when a key goes quiet, then its block's unused part is given back once its bucket has ended, without another request", async () => {
+    const clock = new FakeClock();
+    const store = new CountingStore({ ...window, now: clock.now });
+    const l = new LeasingLimiter(store, { windowMs: window.windowMs, bucketMs: 10, now: clock.now });
+    opened.push(() => l.close(), () => store.end());
+    await l.admit(ask());
+    await l.admit(ask());
+    await new Promise((r) => setTimeout(r, 30));
+    expect(await used(store, 1_000_000)).toMatchObject({ requests: 101 }); // the bucket has not ended: the block stands
+    clock.advance(1_000);
+    await new Promise((r) => setTimeout(r, 30));
+    expect(await used(store, 1_000_000)).toMatchObject({ requests: 2 + 1 }); // the 2 admitted, and the first probe
   });
 
   it("when it closes, then what its blocks did not use is given back", async () => {

@@ -35,6 +35,8 @@ interface KeyState {
 
 export interface LeasingOptions {
   windowMs: number;
+  /** One bucket's width: how often ended blocks' unused parts are given back for keys gone quiet. */
+  bucketMs: number;
   /** This process's clock (tests move it by hand); leases expire by it. */
   now?: () => number;
 }
@@ -58,7 +60,7 @@ export class LeasingLimiter implements Limiter {
     private readonly options: LeasingOptions,
   ) {
     this.now = options.now ?? Date.now;
-    this.sweeper = setInterval(() => this.sweep(), Math.min(1_000, options.windowMs));
+    this.sweeper = setInterval(() => this.sweep(), options.bucketMs);
     this.sweeper.unref();
   }
 

@@ -231,7 +231,7 @@ describe("Redis limiter taken in leases by two replicas", () => {
         return admit(request);
       };
     }
-    const replicas = stores.map((store) => new LeasingLimiter(store, { windowMs: window.windowMs, now: clock.now }));
+    const replicas = stores.map((store) => new LeasingLimiter(store, { windowMs: window.windowMs, bucketMs: 1_000, now: clock.now }));
     const request = { workspaceId: "ws_lease", keyId: "key_lease", workspace: { requests: 2_000, tokens: 1e9 }, key: { requests: 1e6, tokens: 60_000 } };
     const admitted = { requests: 0, tokens: 0 };
     let callsToTheLimit = 0;
