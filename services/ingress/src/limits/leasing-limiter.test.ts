@@ -48,7 +48,7 @@ async function used(store: Limiter, requests: number): Promise<{ requests: numbe
 }
 
 describe("LeasingLimiter", () => {
-  it("when a key is far from its limits, then the store is asked about once a hundred requests and the headers count down by one", async () => {
+  it("when a busy key is far from its limits, then its blocks grow by doubling to 100, and the headers count down by one", async () => {
     const { store, replica } = setup();
     const l = replica();
     const remaining: number[] = [];
@@ -58,23 +58,26 @@ describe("LeasingLimiter", () => {
       remaining.push(a.status.requests.remaining);
     }
     expect(remaining).toEqual(Array.from({ length: 250 }, (_, i) => 10_000 - 1 - i));
-    // The first request alone (nothing known yet), then blocks of 100.
-    expect({ calls: store.calls, leases: store.leases }).toEqual({ calls: 4, leases: 3 });
-    // The store counted whole blocks: 1 + 3 × 100 requests, 10 tokens each.
-    expect(await used(store, 1_000_000)).toEqual({ requests: 301, tokens: 3_010 });
+    // The first request alone (nothing known yet), then blocks of twice the key's pace: 4 (requests
+    // 2–5), 12 (6–17), 36 (18–53), then the most, 100 (54–153, 154–253).
+    expect({ calls: store.calls, leases: store.leases }).toEqual({ calls: 6, leases: 5 });
+    // The store counted whole blocks, 10 tokens a request.
+    expect(await used(store, 1_000_000)).toEqual({ requests: 253, tokens: 2_530 });
   });
 
   it("when a block's bucket ends, then its unused part goes back to that bucket and the next request asks the store", async () => {
     const { clock, store, replica } = setup();
     const l = replica();
-    for (let i = 0; i < 5; i++) await l.admit(ask({ tokens: 10 }));
+    for (let i = 0; i < 4; i++) await l.admit(ask({ tokens: 10 })); // alone, then a block of 4 with 1 left
     expect(store.calls).toBe(2);
     clock.advance(1_000);
     const next = await l.admit(ask({ tokens: 10 }));
     expect(store.calls).toBe(3);
-    // 6 admitted: the first block's 96 unused requests and 960 tokens were given back.
     expect(next.allowed && next.ticket.bucket).toBe(Math.floor(clock.t / 1_000));
-    expect(await used(store, 1_000_000)).toMatchObject({ requests: 6 + 99 });
+    // Twice the last second's 4 admissions.
+    expect(next.allowed && next.lease?.requests).toBe(8);
+    // 5 admitted and the new block's 7 unused: the old block's 1 unused request and 10 tokens came back.
+    expect(await used(store, 1_000_000)).toEqual({ requests: 5 + 7, tokens: 120 });
   });
 
   it("when the room left is under a lease's share, then every request goes to the store and the limit is exact", async () => {
@@ -90,7 +93,7 @@ describe("LeasingLimiter", () => {
     const { store, replica } = setup();
     const l = replica();
     await l.admit(ask({ tokens: 100 }));
-    const block = await l.admit(ask({ tokens: 100 })); // a block of 100 requests and 10,000 tokens
+    const block = await l.admit(ask({ tokens: 100 })); // a block of 4 requests and 400 tokens
     expect(block.allowed && block.ticket.tokens).toBe(100);
     const big = await l.admit(ask({ tokens: 20_000 }));
     expect(big.allowed).toBe(true);
@@ -105,10 +108,10 @@ describe("LeasingLimiter", () => {
     const { store, replica } = setup();
     const l = replica();
     await l.admit(ask());
-    await l.admit(ask()); // a block of 100 under 10,000 a minute
+    await l.admit(ask()); // a block of 4 under 10,000 a minute
     const lowered = await l.admit(ask(limits(2)));
     expect(store.calls).toBe(3);
-    // The block's 99 unused requests went back first, so the store holds the 2 admitted: none left under 2.
+    // The block's 3 unused requests went back first, so the store holds the 2 admitted: none left under 2.
     expect(lowered.allowed ? undefined : lowered.denial).toMatchObject({ scope: "workspace", dimension: "requests", limit: 2, used: 2 });
   });
 
@@ -132,13 +135,13 @@ describe("LeasingLimiter", () => {
     const l = replica();
     await l.admit(ask());
     const [a, b] = await Promise.all([l.admit(ask()), l.admit(ask())]);
-    expect([a.allowed && a.lease?.requests, b.allowed && b.lease?.requests]).toEqual([100, 100]);
-    for (let i = 0; i < 198; i++) expect((await l.admit(ask())).allowed).toBe(true);
+    expect([a.allowed && a.lease?.requests, b.allowed && b.lease?.requests]).toEqual([4, 4]);
+    for (let i = 0; i < 6; i++) expect((await l.admit(ask())).allowed).toBe(true);
     expect(store.calls).toBe(3);
     await l.admit(ask());
     expect(store.calls).toBe(4);
     await l.close();
-    expect(await used(store, 1_000_000)).toMatchObject({ requests: 202 });
+    expect(await used(store, 1_000_000)).toMatchObject({ requests: 10 });
   });
 
   it("when a key goes quiet, then its block's unused part is given back once its bucket has ended, without another request", async () => {
@@ -149,10 +152,24 @@ describe("LeasingLimiter", () => {
     await l.admit(ask());
     await l.admit(ask());
     await new Promise((r) => setTimeout(r, 30));
-    expect(await used(store, 1_000_000)).toMatchObject({ requests: 101 }); // the bucket has not ended: the block stands
+    expect(await used(store, 1_000_000)).toMatchObject({ requests: 5 }); // the bucket has not ended: the block of 4 stands
     clock.advance(1_000);
     await new Promise((r) => setTimeout(r, 30));
     expect(await used(store, 1_000_000)).toMatchObject({ requests: 2 + 1 }); // the 2 admitted, and the first probe
+  });
+
+  it("when a key sends one request a second, then its blocks stay at 2 and it never holds more than 1 unused", async () => {
+    const { clock, store, replica } = setup();
+    const l = replica();
+    const held: number[] = [];
+    for (let i = 1; i <= 10; i++) {
+      const a = await l.admit(ask());
+      if (a.allowed && a.lease) held.push(a.lease.requests - 1);
+      clock.advance(1_000);
+    }
+    expect(held).toEqual(Array(9).fill(1));
+    // 10 admitted; the last block's 1 unused request is still held (its bucket ended; nobody asked since).
+    expect(await used(store, 1_000_000)).toMatchObject({ requests: 11 });
   });
 
   it("when it closes, then what its blocks did not use is given back", async () => {

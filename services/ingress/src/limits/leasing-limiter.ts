@@ -8,6 +8,12 @@ import type { Admission, AdmitRequest, Limit, Limiter, RateStatus, Ticket, Unuse
 const LEASE_SHARE = 50;
 /** The most requests one lease takes: about a tenth of a second of a busy key on one replica. */
 const MAX_LEASE_REQUESTS = 100;
+/**
+ * And at most this many times the key's own pace on this replica (its admissions in the last bucket,
+ * or in this one so far), so a slow key holds back little room and a new burst grows its blocks
+ * from 4 requests by doubling.
+ */
+const PACE_FACTOR = 2;
 
 interface Held {
   workspaceId: string;
@@ -31,6 +37,10 @@ interface KeyState {
   status: RateStatus;
   seenAt: number;
   lease?: Held;
+  /** Admissions on this replica in the current bucket (by this process's clock) and the one before. */
+  period: number;
+  current: number;
+  previous: number;
 }
 
 export interface LeasingOptions {
@@ -48,7 +58,7 @@ export interface LeasingOptions {
  * only until that bucket ends, so every request still counts in the bucket it was admitted in; what a
  * block did not use is given back to that bucket. What a replica holds unused is room the others
  * cannot have for the rest of the bucket (at most a second), which is why a lease is a small share of
- * the room left, and none near a limit.
+ * the room left and about twice the key's own pace here, and none near a limit.
  */
 export class LeasingLimiter implements Limiter {
   private readonly keys = new Map<string, KeyState>();
@@ -73,18 +83,20 @@ export class LeasingLimiter implements Limiter {
     const now = this.now();
     const state = this.keys.get(id);
     const held = state?.lease;
+    if (state) this.pace(state, now);
     if (state && held) {
       state.seenAt = now;
       if (now < held.expiresAt && sameLimits(held, request) && held.requests >= 1 && held.tokens >= request.tokens) {
         held.requests -= 1;
         held.tokens -= request.tokens;
+        state.current++;
         const ticket: Ticket = { workspaceId: request.workspaceId, keyId: request.keyId, bucket: held.bucket, tokens: request.tokens };
         return { allowed: true, status: statusWith(held, now), ticket };
       }
       state.lease = undefined;
       this.giveBack(held);
     }
-    const lease = state ? leaseFor(request, state.status) : undefined;
+    const lease = state ? leaseFor(request, state) : undefined;
     const admission = await this.inner.admit(lease ? { ...request, lease } : request);
     return this.remember(id, request, admission, now);
   }
@@ -112,10 +124,11 @@ export class LeasingLimiter implements Limiter {
   private remember(id: string, request: AdmitRequest, admission: Admission, sentAt: number): Admission {
     let state = this.keys.get(id);
     if (!state) {
-      state = { status: admission.status, seenAt: sentAt };
+      state = { status: admission.status, seenAt: sentAt, period: Math.floor(sentAt / this.options.bucketMs), current: 0, previous: 0 };
       this.keys.set(id, state);
     }
     state.status = admission.status;
+    if (admission.allowed) state.current++;
     if (!admission.allowed || !admission.lease) return admission;
     const { lease, ticket } = admission;
     const fresh: Held = {
@@ -143,6 +156,15 @@ export class LeasingLimiter implements Limiter {
     return { ...admission, status: statusWith(fresh, sentAt) };
   }
 
+  /** Moves the key's pace on to the bucket `now` is in. */
+  private pace(state: KeyState, now: number): void {
+    const period = Math.floor(now / this.options.bucketMs);
+    if (period === state.period) return;
+    state.previous = period === state.period + 1 ? state.current : 0;
+    state.current = 0;
+    state.period = period;
+  }
+
   private giveBack(held: Held): void {
     const { workspaceId, keyId, bucket, requests, tokens } = held;
     if (requests === 0 && tokens === 0) return;
@@ -163,9 +185,14 @@ export class LeasingLimiter implements Limiter {
   }
 }
 
-/** A block for the next request: a small share of the room left, or none when that is under two requests. */
-function leaseFor(request: AdmitRequest, status: RateStatus): Limit | undefined {
-  let requests = Math.min(MAX_LEASE_REQUESTS, Math.floor(status.requests.remaining / LEASE_SHARE));
+/**
+ * A block for the next request: a small share of the room left, and about twice what the key has
+ * been sending here; none when that is under two requests.
+ */
+function leaseFor(request: AdmitRequest, state: KeyState): Limit | undefined {
+  const { status } = state;
+  const pace = PACE_FACTOR * Math.max(state.previous, state.current + 1);
+  let requests = Math.min(MAX_LEASE_REQUESTS, pace, Math.floor(status.requests.remaining / LEASE_SHARE));
   if (request.tokens > 0) requests = Math.min(requests, Math.floor(status.tokens.remaining / LEASE_SHARE / request.tokens));
   return requests >= 2 ? { requests, tokens: requests * request.tokens } : undefined;
 }
