@@ -1,9 +1,11 @@
-import type { Admission, AdmitRequest, Limit, Limiter, RateStatus, Ticket, Unused } from "./types";
+import { performance } from "node:perf_hooks";
+import type { Admission, AdmitRequest, LeaseAsk, Limit, Limiter, RateStatus, Ticket, Unused } from "./types";
 
 /**
- * A lease takes at most this share of the room left in the tighter scope (1/50): far from its limits
- * a key is admitted by the replica alone most of the time; near them, a lease would be under two
- * requests and every request goes to the store, exactly as without leases.
+ * A lease takes at most this share of the room left (1/50), in both scopes and dimensions, by the
+ * store's own counts when it is charged: far from its limits a key is admitted by the replica alone
+ * most of the time; near them, a lease would be under two requests and every request goes to the
+ * store, exactly as without leases.
  */
 const LEASE_SHARE = 50;
 /** The most requests one lease takes: about a tenth of a second of a busy key on one replica. */
@@ -41,13 +43,18 @@ interface KeyState {
   period: number;
   current: number;
   previous: number;
+  /** A lease is being asked for: other requests meanwhile go to the store alone, not for blocks of their own. */
+  asking: boolean;
 }
 
 export interface LeasingOptions {
   windowMs: number;
   /** One bucket's width: how often ended blocks' unused parts are given back for keys gone quiet. */
   bucketMs: number;
-  /** This process's clock (tests move it by hand); leases expire by it. */
+  /**
+   * This process's clock, by default a monotonic one (a wall clock set back would stretch a block
+   * past its bucket); tests move it by hand. Only durations are read from it.
+   */
   now?: () => number;
 }
 
@@ -69,7 +76,7 @@ export class LeasingLimiter implements Limiter {
     private readonly inner: Limiter,
     private readonly options: LeasingOptions,
   ) {
-    this.now = options.now ?? Date.now;
+    this.now = options.now ?? (() => performance.now());
     this.sweeper = setInterval(() => this.sweep(), options.bucketMs);
     this.sweeper.unref();
   }
@@ -83,9 +90,11 @@ export class LeasingLimiter implements Limiter {
     const now = this.now();
     const state = this.keys.get(id);
     const held = state?.lease;
-    if (state) this.pace(state, now);
-    if (state && held) {
+    if (state) {
+      this.pace(state, now);
       state.seenAt = now;
+    }
+    if (state && held) {
       if (now < held.expiresAt && sameLimits(held, request) && held.requests >= 1 && held.tokens >= request.tokens) {
         held.requests -= 1;
         held.tokens -= request.tokens;
@@ -96,9 +105,14 @@ export class LeasingLimiter implements Limiter {
       state.lease = undefined;
       this.giveBack(held);
     }
-    const lease = state ? leaseFor(request, state) : undefined;
-    const admission = await this.inner.admit(lease ? { ...request, lease } : request);
-    return this.remember(id, request, admission, now);
+    const lease = state && !state.asking ? leaseFor(request, state) : undefined;
+    if (!state || !lease) return this.remember(id, request, await this.inner.admit(request), now);
+    state.asking = true;
+    try {
+      return this.remember(id, request, await this.inner.admit({ ...request, lease }), now);
+    } finally {
+      state.asking = false;
+    }
   }
 
   settle(ticket: Ticket, actualTokens: number): Promise<void> {
@@ -124,10 +138,11 @@ export class LeasingLimiter implements Limiter {
   private remember(id: string, request: AdmitRequest, admission: Admission, sentAt: number): Admission {
     let state = this.keys.get(id);
     if (!state) {
-      state = { status: admission.status, seenAt: sentAt, period: Math.floor(sentAt / this.options.bucketMs), current: 0, previous: 0 };
+      state = { status: admission.status, seenAt: sentAt, period: Math.floor(sentAt / this.options.bucketMs), current: 0, previous: 0, asking: false };
       this.keys.set(id, state);
     }
     state.status = admission.status;
+    state.seenAt = sentAt;
     if (admission.allowed) state.current++;
     if (!admission.allowed || !admission.lease) return admission;
     const { lease, ticket } = admission;
@@ -146,7 +161,7 @@ export class LeasingLimiter implements Limiter {
     };
     const other = state.lease;
     if (other && other.bucket === fresh.bucket && sameLimits(other, fresh)) {
-      // Two requests took a block each at once: one block, with the newer answer.
+      // Not expected with one ask in flight per key, but two blocks of one bucket are one block.
       fresh.requests += other.requests;
       fresh.tokens += other.tokens;
     } else if (other) {
@@ -189,12 +204,12 @@ export class LeasingLimiter implements Limiter {
  * A block for the next request: a small share of the room left, and about twice what the key has
  * been sending here; none when that is under two requests.
  */
-function leaseFor(request: AdmitRequest, state: KeyState): Limit | undefined {
+function leaseFor(request: AdmitRequest, state: KeyState): LeaseAsk | undefined {
   const { status } = state;
   const pace = PACE_FACTOR * Math.max(state.previous, state.current + 1);
   let requests = Math.min(MAX_LEASE_REQUESTS, pace, Math.floor(status.requests.remaining / LEASE_SHARE));
   if (request.tokens > 0) requests = Math.min(requests, Math.floor(status.tokens.remaining / LEASE_SHARE / request.tokens));
-  return requests >= 2 ? { requests, tokens: requests * request.tokens } : undefined;
+  return requests >= 2 ? { requests, tokens: requests * request.tokens, share: LEASE_SHARE } : undefined;
 }
 
 function sameLimits(a: { workspace: Limit; key: Limit }, b: { workspace: Limit; key: Limit }): boolean {

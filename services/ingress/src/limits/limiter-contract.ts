@@ -161,7 +161,7 @@ export function limiterContract(name: string, make: (options: WindowOptions) => 
       const l = await open();
       clock.advance(300);
       const req = request({ tokens: 100, key: { requests: 100, tokens: 10_000 } });
-      const leased = await l.admit({ ...req, lease: { requests: 10, tokens: 1_000 } });
+      const leased = await l.admit({ ...req, lease: { requests: 10, tokens: 1_000, share: 1 } });
       expect(leased).toMatchObject({
         allowed: true,
         lease: { requests: 10, tokens: 1_000, expiresInMs: 700 },
@@ -176,7 +176,7 @@ export function limiterContract(name: string, make: (options: WindowOptions) => 
     it("when a lease does not fit, then the request alone is checked and charged, and denied as itself", async () => {
       const l = await open();
       const req = request({ tokens: 100, key: { requests: 3, tokens: 10_000 } });
-      const lease = { requests: 5, tokens: 500 };
+      const lease = { requests: 5, tokens: 500, share: 1 };
       const alone = await l.admit({ ...req, lease });
       expect(alone.allowed && alone.lease).toBeUndefined();
       expect(alone).toMatchObject({ allowed: true, status: { requests: { remaining: 2 }, tokens: { remaining: 9_900 } } });
@@ -186,15 +186,32 @@ export function limiterContract(name: string, make: (options: WindowOptions) => 
       expect(denied.allowed ? undefined : denied.denial).toMatchObject({ scope: "key", dimension: "requests", used: 3, requested: 1 });
       // Too few tokens for the block is the same: the request alone.
       const fresh = request({ workspaceId: `${req.workspaceId}_t`, keyId: `${req.keyId}_t`, tokens: 100, key: { requests: 100, tokens: 400 } });
-      const tokensShort = await l.admit({ ...fresh, lease: { requests: 5, tokens: 500 } });
+      const tokensShort = await l.admit({ ...fresh, lease: { requests: 5, tokens: 500, share: 1 } });
       expect(tokensShort).toMatchObject({ allowed: true, status: { requests: { remaining: 99 }, tokens: { remaining: 300 } } });
       expect(tokensShort.allowed && tokensShort.lease).toBeUndefined();
+    });
+
+    it("when a block fits but is more than its share of the room left, then the request alone is charged", async () => {
+      const l = await open();
+      const req = request({ key: { requests: 100, tokens: 1_000_000 } });
+      const lease = { requests: 5, tokens: 0, share: 20 };
+      expect(await l.admit({ ...req, lease })).toMatchObject({ allowed: true, lease: { requests: 5 }, status: { requests: { remaining: 95 } } });
+      const alone = await l.admit({ ...req, lease }); // 5 × 20 > the 95 left
+      expect(alone).toMatchObject({ allowed: true, status: { requests: { remaining: 94 } } });
+      expect(alone.allowed && alone.lease).toBeUndefined();
+      // Tokens too, and the workspace's room as well as the key's.
+      const t = request({ workspaceId: `${req.workspaceId}_t`, keyId: `${req.keyId}_t`, tokens: 10, workspace: { requests: 1000, tokens: 1_000 } });
+      const tokenLease = { requests: 2, tokens: 20, share: 50 };
+      expect(await l.admit({ ...t, lease: tokenLease })).toMatchObject({ allowed: true, lease: { tokens: 20 }, status: { tokens: { remaining: 980 } } });
+      const tokensAlone = await l.admit({ ...t, lease: tokenLease });
+      expect(tokensAlone).toMatchObject({ allowed: true, status: { tokens: { remaining: 970 } } });
+      expect(tokensAlone.allowed && tokensAlone.lease).toBeUndefined();
     });
 
     it("when a lease's unused part is released, then its bucket gets it back, never below zero, and not once the bucket has left the window", async () => {
       const l = await open();
       const req = request({ tokens: 100, key: { requests: 20, tokens: 2_000 } });
-      const first = await l.admit({ ...req, lease: { requests: 10, tokens: 1_000 } });
+      const first = await l.admit({ ...req, lease: { requests: 10, tokens: 1_000, share: 1 } });
       if (!first.allowed) throw new Error("denied");
       clock.advance(1_500); // the lease's bucket has ended; its window has not
       await l.release({ ...first.ticket, requests: 6, tokens: 600 });
@@ -203,7 +220,7 @@ export function limiterContract(name: string, make: (options: WindowOptions) => 
       await l.release({ ...first.ticket, requests: 50, tokens: 5_000 });
       expect(await l.admit(req)).toMatchObject({ allowed: true, status: { requests: { remaining: 18 }, tokens: { remaining: 1_800 } } });
 
-      const late = await l.admit({ ...req, lease: { requests: 10, tokens: 1_000 } });
+      const late = await l.admit({ ...req, lease: { requests: 10, tokens: 1_000, share: 1 } });
       if (!late.allowed || !late.lease) throw new Error("no lease");
       clock.advance(61_000);
       await l.release({ ...late.ticket, requests: 10, tokens: 1_000 });

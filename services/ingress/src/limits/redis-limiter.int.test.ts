@@ -179,7 +179,7 @@ describe("Redis limiter and in-memory limiter", () => {
             const request: AdmitRequest = { workspaceId: `ws_diff${seed}`, keyId, workspace, key: keys[keyId], tokens: Math.floor(next() * 400) };
             if (next() < 0.3) {
               const requests = 2 + Math.floor(next() * 4);
-              request.lease = { requests, tokens: requests * request.tokens };
+              request.lease = { requests, tokens: requests * request.tokens, share: pick([1, 2]) };
             }
             const fromRedis = await redis.admit(request);
             expect(fromRedis, `step ${step}`).toEqual(await memory.admit(request));

@@ -89,6 +89,7 @@ export class RedisLimiter implements Limiter {
       String(r.tokens),
       String(r.lease?.requests ?? 0),
       String(r.lease?.tokens ?? 0),
+      String(r.lease?.share ?? 1),
     ];
     this.takeSettlements(r.workspaceId, keys, args);
     const reply = await this.run(keys, args);

@@ -9,8 +9,9 @@
 --
 -- admit:  ARGV = 'admit', now_ms ('' = Redis's clock), width_ms, buckets,
 --                workspace rpm, workspace tpm, key rpm, key tpm, tokens to reserve,
---                lease requests, lease tokens (0 0 = no lease: a block, this request included,
---                charged at once when all of it fits; otherwise the request alone is checked),
+--                lease requests, lease tokens, lease share (0 0 1 = no lease: a block, this request
+--                included, charged at once when every scope's room left in both dimensions is at
+--                least share times it; otherwise the request alone is checked),
 --                then any settlements of the same workspace (see settle_all)
 --         returns {failed check (0 = admitted; 1..4 = ws requests, ws tokens, key requests,
 --                  key tokens), retry_ms (-1 = never fits), now_ms, bucket,
@@ -154,16 +155,16 @@ if mode == 'settle' then
   return {}
 end
 -- Settlements waiting for this workspace ride along with its next admission: no extra round trip.
-settle_all(12)
+settle_all(13)
 
 local tokens = tonumber(ARGV[9])
-local lease_r, lease_t = tonumber(ARGV[10]), tonumber(ARGV[11])
+local lease_r, lease_t, share = tonumber(ARGV[10]), tonumber(ARGV[11]), tonumber(ARGV[12])
 local ws, ks = load(KEYS[1]), load(KEYS[2])
 local limits = { tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7]), tonumber(ARGV[8]) }
 local function fits(r, t)
   return ws.r + r <= limits[1] and ws.t + t <= limits[2] and ks.r + r <= limits[3] and ks.t + t <= limits[4]
 end
-if lease_r > 1 and lease_t >= tokens and fits(lease_r, lease_t) then
+if lease_r > 1 and lease_t >= tokens and share >= 1 and fits(lease_r * share, lease_t * share) then
   for _, s in ipairs({ ws, ks }) do
     charge(s, 'r', lease_r, cur)
     charge(s, 't', lease_t, cur)

@@ -23,11 +23,17 @@ export interface AdmitRequest {
   key: Limit;
   /** The token reservation: an estimate, settled later against the real usage. */
   tokens: number;
-  /**
-   * A block of requests and tokens, this request's included, to charge at once when all of it fits
-   * (see LeasingLimiter); when it does not, the request alone is checked and charged as usual.
-   */
-  lease?: Limit;
+  /** A block to charge at once instead of this request alone (see LeaseAsk). */
+  lease?: LeaseAsk;
+}
+
+/**
+ * A block of requests and tokens, the request's own included, charged at once (see LeasingLimiter)
+ * only when, in both scopes and both dimensions, the room left is at least `share` times the block,
+ * by the store's own counts at that moment; otherwise the request alone is checked and charged.
+ */
+export interface LeaseAsk extends Limit {
+  share: number;
 }
 
 export interface DimensionStatus {

@@ -44,7 +44,8 @@ export function toAdmission(request: AdmitRequest, v: WindowVerdict, widthMs: nu
   if (v.failed === 0) {
     const ticket = { workspaceId: request.workspaceId, keyId: request.keyId, bucket: v.bucket, tokens: request.tokens };
     if (v.leased !== 1 || !request.lease) return { allowed: true, status: rateStatus, ticket };
-    const lease = { ...request.lease, expiresInMs: (v.bucket + 1) * widthMs - v.now };
+    const { requests, tokens } = request.lease;
+    const lease = { requests, tokens, expiresInMs: (v.bucket + 1) * widthMs - v.now };
     return { allowed: true, status: rateStatus, ticket, lease };
   }
   const { scope, dimension } = checks[v.failed - 1] as { scope: Scope; dimension: Dimension };
