@@ -49,4 +49,16 @@ describe("CircuitBreakers", () => {
     expect(breakers.allow("a")).toBe(false);
     expect(breakers.waitMs("a")).toBe(10_000);
   });
+
+  it("when a trial is abandoned, then the next call is the trial, and the failure count stands", () => {
+    const { breakers, advance } = make();
+    for (let i = 0; i < 3; i++) breakers.failed("a");
+    advance(10_000);
+    expect(breakers.allow("a")).toBe(true);
+    expect(breakers.allow("a")).toBe(false); // one trial at a time
+    breakers.abandoned("a");
+    expect(breakers.allow("a")).toBe(true);
+    breakers.failed("a");
+    expect(breakers.waitMs("a")).toBe(10_000);
+  });
 });

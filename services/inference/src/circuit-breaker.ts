@@ -43,6 +43,15 @@ export class CircuitBreakers {
     this.states.delete(deployment);
   }
 
+  /**
+   * A call that ended saying nothing about the deployment's health (its caller went away, or the
+   * provider refused the request itself): counts neither way, but a trial it was lets the next call try.
+   */
+  abandoned(deployment: string): void {
+    const state = this.states.get(deployment);
+    if (state) state.probing = false;
+  }
+
   failed(deployment: string): void {
     const state = this.states.get(deployment) ?? { failures: 0, openUntil: 0, probing: false };
     state.failures += 1;

@@ -104,4 +104,34 @@ describe("withFallback", () => {
     expect(result).toMatchObject({ ok: false, error: { status: 503, headers: { "retry-after": "12" } } });
     expect(s.calls).toEqual([]);
   });
+
+  it("when callers go away mid-call, then their cut-short calls do not open the circuit", async () => {
+    const breakers = new CircuitBreakers({ threshold: 3, cooldownMs: 30_000, now: () => 0 });
+    const s = scripted({ a: Array.from({ length: 5 }, () => unavailable()) });
+    for (let i = 0; i < 5; i++) {
+      const controller = new AbortController();
+      controller.abort();
+      const result = await withFallback(model, "m", { config, secrets: {}, agent: undefined as never, log, retry: s.retry, breakers, signal: controller.signal }, s.attempt);
+      expect(result.ok).toBe(false);
+    }
+    s.calls.length = 0;
+    expect(await withFallback(model, "m", { config, secrets: {}, agent: undefined as never, log, retry: s.retry, breakers }, s.attempt)).toMatchObject({ ok: true, from: "a" });
+    expect(s.calls).toEqual(["a"]);
+  });
+
+  it("when a trial call's caller goes away, or the provider refuses the request itself, then the next call is the trial", async () => {
+    let now = 0;
+    const breakers = new CircuitBreakers({ threshold: 1, cooldownMs: 10_000, now: () => now });
+    breakers.failed("a/ma");
+    now += 10_000;
+    const gone = new AbortController();
+    gone.abort();
+    const s = scripted({ a: [unavailable(), badRequest()] });
+    const deps = { config, secrets: {}, agent: undefined as never, log, retry: s.retry, breakers };
+    await withFallback(model, "m", { ...deps, signal: gone.signal }, s.attempt);
+    expect(await withFallback(model, "m", deps, s.attempt)).toMatchObject({ ok: false, error: { status: 400 } });
+    expect(await withFallback(model, "m", deps, s.attempt)).toMatchObject({ ok: true, from: "a" });
+    expect(s.calls).toEqual(["a", "a", "a"]);
+  });
 });
+

@@ -67,6 +67,8 @@ export async function withFallback<T>(
     for (let retries = 0; ; retries++) {
       result = await attempt(routeAttempt);
       if (!result || result.ok || !result.error.retryable) break;
+      // A call cut short because its caller went away is no sign of the provider's health.
+      if (deps.signal?.aborted) break;
       deps.breakers?.failed(deployment);
       const delay = retries < config.max_retries ? retryDelay(result.error, retries, retry) : undefined;
       if (delay === undefined || deps.signal?.aborted || (deps.breakers && !deps.breakers.allow(deployment))) break;
@@ -74,13 +76,19 @@ export async function withFallback<T>(
       await retry.sleep(delay, deps.signal);
       if (deps.signal?.aborted) break;
     }
-    if (!result) continue; // this adapter cannot serve the route's operation
+    if (!result) {
+      deps.breakers?.abandoned(deployment);
+      continue; // this adapter cannot serve the route's operation
+    }
     if (result.ok) {
       deps.breakers?.succeeded(deployment);
       return result;
     }
     last = result;
-    if (!result.error.retryable || deps.signal?.aborted) return result;
+    if (!result.error.retryable || deps.signal?.aborted) {
+      deps.breakers?.abandoned(deployment);
+      return result;
+    }
     if (index < model.routes.length - 1) {
       deps.log.warn({ provider: route.provider, code: result.error.code, status: result.error.status }, "route failed; falling back");
     }
