@@ -1,5 +1,5 @@
 import { performance } from "node:perf_hooks";
-import type { Admission, AdmitRequest, LeaseAsk, Limit, Limiter, RateStatus, Ticket, Unused } from "./types";
+import type { Admission, AdmitRequest, DimensionStatus, LeaseAsk, Limit, Limiter, RateStatus, Ticket, Unused } from "./types";
 
 /**
  * A lease takes at most this share of the room left (1/50), in both scopes and dimensions, by the
@@ -159,14 +159,8 @@ export class LeasingLimiter implements Limiter {
       takenAt: sentAt,
       status: admission.status,
     };
-    const other = state.lease;
-    if (other && other.bucket === fresh.bucket && sameLimits(other, fresh)) {
-      // Not expected with one ask in flight per key, but two blocks of one bucket are one block.
-      fresh.requests += other.requests;
-      fresh.tokens += other.tokens;
-    } else if (other) {
-      this.giveBack(other);
-    }
+    // With one ask in flight per key none should be held here; if one is, nothing of it is lost.
+    if (state.lease) this.giveBack(state.lease);
     state.lease = fresh;
     return { ...admission, status: statusWith(fresh, sentAt) };
   }
@@ -224,17 +218,10 @@ function sameLimits(a: { workspace: Limit; key: Limit }, b: { workspace: Limit; 
 /** The headers' view: the store's answer when the block was taken, plus what is left of the block. */
 function statusWith(held: Held, now: number): RateStatus {
   const elapsed = now - held.takenAt;
-  const { requests, tokens } = held.status;
-  return {
-    requests: {
-      limit: requests.limit,
-      remaining: Math.min(requests.limit, requests.remaining + held.requests),
-      resetMs: Math.max(0, requests.resetMs - elapsed),
-    },
-    tokens: {
-      limit: tokens.limit,
-      remaining: Math.min(tokens.limit, tokens.remaining + held.tokens),
-      resetMs: Math.max(0, tokens.resetMs - elapsed),
-    },
-  };
+  const plus = (d: DimensionStatus, left: number): DimensionStatus => ({
+    limit: d.limit,
+    remaining: Math.min(d.limit, d.remaining + left),
+    resetMs: Math.max(0, d.resetMs - elapsed),
+  });
+  return { requests: plus(held.status.requests, held.requests), tokens: plus(held.status.tokens, held.tokens) };
 }

@@ -39,9 +39,8 @@ export class MemoryLimiter implements Limiter {
     const ws = this.evict(`w:${request.workspaceId}`, cur);
     const key = this.evict(`k:${request.keyId}`, cur);
     const lease = request.lease;
-    const share = lease?.share ?? 1;
-    const room = lease && { requests: lease.requests * share, tokens: lease.tokens * share };
-    if (lease && room && lease.requests > 1 && lease.tokens >= request.tokens && share >= 1 && this.fits(request, ws, key, room)) {
+    const room = lease && { requests: lease.requests * lease.share, tokens: lease.tokens * lease.share };
+    if (lease && room && lease.requests > 1 && lease.tokens >= request.tokens && lease.share >= 1 && this.fits(request, ws, key, room)) {
       this.chargeBoth(request, lease, cur);
       return toAdmission(request, { ...this.counters(request, now, cur), failed: 0, waitMs: 0, leased: 1 }, this.width, this.n);
     }
