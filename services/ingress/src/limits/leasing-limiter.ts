@@ -218,10 +218,9 @@ function sameLimits(a: { workspace: Limit; key: Limit }, b: { workspace: Limit; 
 /** The headers' view: the store's answer when the block was taken, plus what is left of the block. */
 function statusWith(held: Held, now: number): RateStatus {
   const elapsed = now - held.takenAt;
-  const plus = (d: DimensionStatus, left: number): DimensionStatus => ({
-    limit: d.limit,
-    remaining: Math.min(d.limit, d.remaining + left),
-    resetMs: Math.max(0, d.resetMs - elapsed),
-  });
-  return { requests: plus(held.status.requests, held.requests), tokens: plus(held.status.tokens, held.tokens) };
+  return { requests: plus(held.status.requests, held.requests, elapsed), tokens: plus(held.status.tokens, held.tokens, elapsed) };
+}
+
+function plus(d: DimensionStatus, left: number, elapsed: number): DimensionStatus {
+  return { limit: d.limit, remaining: Math.min(d.limit, d.remaining + left), resetMs: Math.max(0, d.resetMs - elapsed) };
 }

@@ -131,6 +131,7 @@ export function formatDuration(ms: number): string {
   const whole = Math.max(0, Math.ceil(ms));
   if (whole < 1000) return `${whole}ms`;
   const minutes = Math.floor(whole / 60_000);
-  const seconds = Number(((whole % 60_000) / 1000).toFixed(3));
+  // A whole number of milliseconds over 1000 prints with at most three decimals, trailing zeros dropped.
+  const seconds = (whole % 60_000) / 1000;
   return minutes > 0 ? `${minutes}m${seconds}s` : `${seconds}s`;
 }
