@@ -71,7 +71,7 @@ export async function withFallback<T>(
       if (deps.signal?.aborted) break;
       deps.breakers?.failed(deployment);
       const delay = retries < config.max_retries ? retryDelay(result.error, retries, retry) : undefined;
-      if (delay === undefined || deps.signal?.aborted || (deps.breakers && !deps.breakers.allow(deployment))) break;
+      if (delay === undefined || (deps.breakers && !deps.breakers.allow(deployment))) break;
       deps.log.debug({ provider: route.provider, code: result.error.code, retry: retries + 1, delayMs: delay }, "retrying the route");
       await retry.sleep(delay, deps.signal);
       if (deps.signal?.aborted) break;

@@ -39,8 +39,9 @@ export class MemoryLimiter implements Limiter {
     const ws = this.evict(`w:${request.workspaceId}`, cur);
     const key = this.evict(`k:${request.keyId}`, cur);
     const lease = request.lease;
-    const room = lease && { requests: lease.requests * lease.share, tokens: lease.tokens * lease.share };
-    if (lease && room && lease.requests > 1 && lease.tokens >= request.tokens && lease.share >= 1 && this.fits(request, ws, key, room)) {
+    // The block is charged only when the room left holds `share` times it (as the Lua script checks).
+    const room = lease && lease.share >= 1 ? { requests: lease.requests * lease.share, tokens: lease.tokens * lease.share } : undefined;
+    if (lease && room && lease.requests > 1 && lease.tokens >= request.tokens && this.fits(request, ws, key, room)) {
       this.chargeBoth(request, lease, cur);
       return toAdmission(request, { ...this.counters(request, now, cur), failed: 0, waitMs: 0, leased: 1 }, this.width, this.n);
     }
