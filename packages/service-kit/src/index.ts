@@ -12,4 +12,5 @@ export * from "./multipart";
 export * from "./job-events";
 export * from "./tool-credentials";
 export * from "./upstream";
+export * from "./caller-gone";
 export * from "./migrate-main";

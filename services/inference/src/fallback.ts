@@ -1,7 +1,7 @@
 import type { GatewayConfig, ModelConfig } from "@gw/config";
 import { GatewayError } from "@gw/errors";
 import type { Logger } from "@gw/logger";
-import { defaultRetryPolicy, retryDelay, type RetryPolicy } from "@gw/service-kit";
+import { defaultRetryPolicy, retryDelay, type CallSignal, type RetryPolicy } from "@gw/service-kit";
 import type { Dispatcher } from "undici";
 import type { CircuitBreakers } from "./circuit-breaker";
 import { providerAdapters } from "./providers/registry";
@@ -27,7 +27,7 @@ export interface FallbackDeps {
   breakers?: CircuitBreakers;
   retry?: RetryPolicy;
   /** The caller went away: stop retrying. */
-  signal?: AbortSignal;
+  signal?: CallSignal;
   /** The workspace's own credentials (enterprise), used instead of the platform's for their providers. */
   credentials?: Record<string, string>;
 }

@@ -2,7 +2,7 @@ import type { RequestHandler, Response } from "express";
 import type { ToolName } from "@gw/contracts";
 import { GatewayError } from "@gw/errors";
 import { sendError } from "@gw/service-kit";
-export { refuseCredentials } from "@gw/service-kit";
+export { clientGone, refuseCredentials } from "@gw/service-kit";
 import type { GatewayConfig } from "@gw/config";
 import type { Dispatcher } from "undici";
 import type { RetryPolicy } from "./upstream/retry";
@@ -14,15 +14,6 @@ export interface ToolRouteDeps {
   agent: Dispatcher;
   bodyLimit: string;
   retry?: RetryPolicy;
-}
-
-/** Aborted when the caller goes away before the answer is complete: the upstream call is cancelled. */
-export function clientGone(res: Response): AbortSignal {
-  const controller = new AbortController();
-  res.once("close", () => {
-    if (!res.writableFinished) controller.abort();
-  });
-  return controller.signal;
 }
 
 /**

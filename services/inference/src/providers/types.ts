@@ -19,7 +19,7 @@ import type {
 } from "@gw/contracts";
 import type { ProviderConfig } from "@gw/config";
 import type { GatewayError } from "@gw/errors";
-import type { TranscriptionUpload } from "@gw/service-kit";
+import type { CallSignal, TranscriptionUpload } from "@gw/service-kit";
 export type { TranscriptionUpload, UploadedFile } from "@gw/service-kit";
 import type { Dispatcher } from "undici";
 
@@ -36,7 +36,7 @@ export interface UpstreamCall<Req> {
   publicModel: string;
   upstreamModel: string;
   requestId: string;
-  signal: AbortSignal;
+  signal: CallSignal;
   /** The caller's `anthropic-beta` header (comma-separated features); only Anthropic upstreams use it. */
   anthropicBeta?: string;
 }

@@ -3,11 +3,10 @@ import express, { type IRouter } from "express";
 import { SpeechRequest } from "@gw/contracts";
 import { fromZodError } from "@gw/errors";
 import type { Logger } from "@gw/logger";
-import { readTranscriptionForm, routeLabel, sendError } from "@gw/service-kit";
+import { clientGone, readTranscriptionForm, routeLabel, sendError } from "@gw/service-kit";
 import { withFallback } from "../fallback";
 import type { ChatRouteDeps } from "./chat";
 import { writeRelayedStream } from "./relay-stream";
-import { clientGone } from "./sse-writer";
 import { sendJson } from "./json-answer";
 
 /**

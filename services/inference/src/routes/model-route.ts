@@ -3,11 +3,10 @@ import type { z } from "zod";
 import type { ModelType } from "@gw/config";
 import { fromZodError, type GatewayError } from "@gw/errors";
 import type { Logger } from "@gw/logger";
-import { routeLabel, sendError } from "@gw/service-kit";
+import { clientGone, routeLabel, sendError } from "@gw/service-kit";
 import { withFallback, type RouteAttempt } from "../fallback";
 import type { UpstreamCall } from "../providers/types";
 import type { ChatRouteDeps } from "./chat";
-import { clientGone } from "./sse-writer";
 
 type Outcome<T> = ({ ok: true } & T) | { ok: false; error: GatewayError };
 

@@ -2,13 +2,13 @@ import express, { type IRouter } from "express";
 import { ResponsesRequest, type ResponsesStreamEvent, type ResponsesUsage } from "@gw/contracts";
 import { fromZodError } from "@gw/errors";
 import type { Logger } from "@gw/logger";
-import { routeLabel, sendError } from "@gw/service-kit";
+import { clientGone, routeLabel, sendError } from "@gw/service-kit";
 import { withFallback } from "../fallback";
 import { chatOn } from "../translate/adapt";
 import { chatCompletionToResponse, randomIds, responseShell, responsesRequestToChat } from "../translate/responses-api";
 import { chatStreamToResponses } from "../translate/responses-api-stream";
 import type { ChatRouteDeps } from "./chat";
-import { clientGone, endSse, startSse, writeSse } from "./sse-writer";
+import { endSse, startSse, writeSse } from "./sse-writer";
 import { sendJson } from "./json-answer";
 
 /**

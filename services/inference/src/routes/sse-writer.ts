@@ -43,11 +43,3 @@ export async function writeSse(res: Response, data: string, event?: string): Pro
   }
 }
 
-/** An AbortSignal that fires when the client goes away before the answer is complete. */
-export function clientGone(res: Response): AbortSignal {
-  const controller = new AbortController();
-  res.once("close", () => {
-    if (!res.writableFinished) controller.abort();
-  });
-  return controller.signal;
-}

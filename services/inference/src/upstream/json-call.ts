@@ -1,5 +1,6 @@
 import { GatewayError } from "@gw/errors";
 import type { Dispatcher } from "undici";
+import type { CallSignal, UpstreamResponse } from "@gw/service-kit";
 import type { z } from "zod";
 import { upstreamHttpError, upstreamTransportError, type UpstreamFailureContext } from "./errors";
 import { readBounded, sendUpstream, upstreamUrl } from "@gw/service-kit";
@@ -9,8 +10,10 @@ export interface JsonPost {
   headers: Record<string, string>;
   body: unknown;
   timeoutMs: number;
-  signal: AbortSignal;
+  signal: CallSignal;
   names: UpstreamFailureContext;
+  /** The answer is one JSON document, read whole before `postUpstream` resolves (never a stream). */
+  buffered?: boolean;
   /**
    * Rewrites a provider's error body into one `upstreamHttpError` reads (`{message}` or
    * `{error:{message}}`), for providers with their own envelope (Jina's `{detail}`).
@@ -20,14 +23,14 @@ export interface JsonPost {
 
 export type JsonOutcome<T> = { ok: true; value: T } | { ok: false; error: GatewayError };
 
-export type SentUpstream = { ok: true; response: Dispatcher.ResponseData } | { ok: false; error: GatewayError };
+export type SentUpstream = { ok: true; response: UpstreamResponse } | { ok: false; error: GatewayError };
 
 /**
  * One POST, resolved as soon as the upstream's headers are in. No answer is `upstreamTransportError`;
  * anything but a 200 is read (bounded) into `upstreamHttpError`. The body of a 200 is the caller's.
  */
 export async function postUpstream(agent: Dispatcher, req: Omit<JsonPost, "body"> & { body: string | Buffer }): Promise<SentUpstream> {
-  let response: Dispatcher.ResponseData;
+  let response: UpstreamResponse;
   try {
     response = await sendUpstream(agent, {
       url: req.url,
@@ -36,6 +39,7 @@ export async function postUpstream(agent: Dispatcher, req: Omit<JsonPost, "body"
       body: req.body,
       timeoutMs: req.timeoutMs,
       signal: req.signal,
+      buffered: req.buffered,
     });
   } catch (err) {
     return { ok: false, error: upstreamTransportError(err) };
@@ -53,7 +57,7 @@ export async function postUpstream(agent: Dispatcher, req: Omit<JsonPost, "body"
  * answer we cannot read is a retryable 502 (another route may do better).
  */
 export async function postJson<S extends z.ZodType>(agent: Dispatcher, req: JsonPost, schema: S): Promise<JsonOutcome<z.infer<S>>> {
-  const sent = await postUpstream(agent, { ...req, body: JSON.stringify(req.body) });
+  const sent = await postUpstream(agent, { ...req, body: JSON.stringify(req.body), buffered: true });
   if (!sent.ok) return sent;
   let json: unknown;
   try {

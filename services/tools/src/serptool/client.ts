@@ -2,7 +2,7 @@ import { SerptoolSearchResponse, type SerptoolSearchQuery } from "@gw/contracts"
 import type { Dispatcher } from "undici";
 import type { ToolUpstream } from "../tool-upstream";
 import { callJson, malformed, type ToolOutcome } from "../upstream/call";
-import { upstreamUrl } from "@gw/service-kit";
+import { upstreamUrl, type CallSignal } from "@gw/service-kit";
 import { defaultRetryPolicy, withRetries, type RetryPolicy } from "../upstream/retry";
 import { boundOrganicResults, withoutSerpApiInternals } from "./answer";
 import { SERPTOOL_LABEL, serptoolHttpError } from "./errors";
@@ -12,7 +12,7 @@ export interface SerptoolClient {
    * `GET {base}/search.json` with the caller's parameters and the gateway's `api_key`: the answer in
    * SerpAPI's shape, its account internals removed (serptool/answer.ts), `organic_results` cut to `num`.
    */
-  search(query: SerptoolSearchQuery, options?: { signal?: AbortSignal }): Promise<ToolOutcome<Record<string, unknown>>>;
+  search(query: SerptoolSearchQuery, options?: { signal?: CallSignal }): Promise<ToolOutcome<Record<string, unknown>>>;
 }
 
 export function createSerptoolClient(upstream: ToolUpstream, agent: Dispatcher, retry: RetryPolicy = defaultRetryPolicy): SerptoolClient {

@@ -1,6 +1,6 @@
 import { GatewayError } from "@gw/errors";
 import type { Dispatcher } from "undici";
-import { readBounded, sendUpstream } from "@gw/service-kit";
+import { readBounded, sendUpstream, type CallSignal, type UpstreamResponse } from "@gw/service-kit";
 
 /** Expected failures are values, as everywhere below the HTTP layer; only the routes throw. */
 export type ToolOutcome<T> = { ok: true; value: T } | { ok: false; error: GatewayError };
@@ -13,7 +13,7 @@ export interface JsonCall {
   headers: Record<string, string>;
   body?: unknown;
   timeoutMs: number;
-  signal?: AbortSignal;
+  signal?: CallSignal;
   /** Who answers, for messages: "The web tool provider". */
   label: string;
   /** The provider's non-2xx answer as the gateway's error (each provider has its own codes). */
@@ -31,7 +31,7 @@ export interface JsonAnswer {
  * (bounded) into the provider's `httpError`; a 2xx whose body is not JSON is a 502.
  */
 export async function callJson(agent: Dispatcher, call: JsonCall): Promise<ToolOutcome<JsonAnswer>> {
-  let response: Dispatcher.ResponseData;
+  let response: UpstreamResponse;
   try {
     response = await sendUpstream(agent, {
       url: call.url,
@@ -40,6 +40,7 @@ export async function callJson(agent: Dispatcher, call: JsonCall): Promise<ToolO
       body: call.body === undefined ? undefined : JSON.stringify(call.body),
       timeoutMs: call.timeoutMs,
       signal: call.signal,
+      buffered: true,
     });
   } catch (err) {
     return { ok: false, error: transportError(err, call.label) };

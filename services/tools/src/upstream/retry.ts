@@ -1,5 +1,5 @@
 import type { GatewayError } from "@gw/errors";
-import { retryDelay, type RetryPolicy } from "@gw/service-kit";
+import { retryDelay, type CallSignal, type RetryPolicy } from "@gw/service-kit";
 import type { ToolOutcome } from "./call";
 
 /** Tool calls retry on the same provider (there is no fallback route for tools). */
@@ -15,7 +15,7 @@ export { defaultRetryPolicy, type RetryPolicy } from "@gw/service-kit";
 export async function withRetries<T>(
   maxRetries: number,
   policy: RetryPolicy,
-  signal: AbortSignal | undefined,
+  signal: CallSignal | undefined,
   attempt: () => Promise<ToolOutcome<T>>,
 ): Promise<ToolOutcome<T>> {
   for (let retries = 0; ; retries++) {

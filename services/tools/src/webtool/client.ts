@@ -16,14 +16,14 @@ import type { Dispatcher } from "undici";
 import type { z } from "zod";
 import type { ToolUpstream } from "../tool-upstream";
 import { callJson, malformed, type ToolOutcome } from "../upstream/call";
-import { upstreamUrl } from "@gw/service-kit";
+import { upstreamUrl, type CallSignal } from "@gw/service-kit";
 import { defaultRetryPolicy, withRetries, type RetryPolicy } from "../upstream/retry";
 import { boundResults, forwardedBody, withoutInternalFields } from "./answer";
 import { WEBTOOL_LABEL, webtoolHttpError, type WebtoolOperation } from "./errors";
 
 export interface WebtoolCallOptions {
   /** Cancels the upstream call (the caller went away, or the job is being stopped). */
-  signal?: AbortSignal;
+  signal?: CallSignal;
 }
 
 /**
@@ -66,7 +66,7 @@ export function createWebtoolClient(upstream: ToolUpstream, agent: Dispatcher, r
     path: string,
     body: unknown,
     schema: S,
-    options: { timeoutMs: number; retries: number; signal?: AbortSignal },
+    options: { timeoutMs: number; retries: number; signal?: CallSignal },
   ): Promise<ToolOutcome<z.infer<S>>> {
     return withRetries(options.retries, retry, options.signal, async () => {
       const answer = await callJson(agent, {

@@ -1,7 +1,7 @@
 import express, { type IRouter } from "express";
 import { WebtoolCrawlRequest, WebtoolExtractRequest, WebtoolMapRequest, WebtoolSearchRequest } from "@gw/contracts";
 import { fromZodError } from "@gw/errors";
-import { routeLabel } from "@gw/service-kit";
+import { routeLabel, type CallSignal } from "@gw/service-kit";
 import type { z } from "zod";
 import { clientGone, onlyMethod, refuseCredentials, sendToolAnswer, sendToolFailure, type ToolRouteDeps } from "../route-kit";
 import { resolveToolUpstream } from "../tool-upstream";
@@ -10,7 +10,7 @@ import { createWebtoolClient, type WebtoolClient } from "./client";
 
 interface WebtoolRoute<S extends z.ZodType> {
   schema: S;
-  call(client: WebtoolClient, request: z.infer<S>, signal: AbortSignal): Promise<ToolOutcome<unknown>>;
+  call(client: WebtoolClient, request: z.infer<S>, signal: CallSignal): Promise<ToolOutcome<unknown>>;
 }
 
 const route = <S extends z.ZodType>(r: WebtoolRoute<S>) => r;

@@ -27,6 +27,7 @@ export async function anthropicMessages(ctx: ProviderContext, call: UpstreamCall
     timeoutMs: ctx.config.timeout_ms,
     signal: call.signal,
     names,
+    buffered: !stream,
   });
   if (!sent.ok) return sent;
   const response = sent.response;

@@ -14,7 +14,7 @@ export function openaiChat(ctx: ProviderContext, call: UpstreamCall<ChatCompleti
  */
 export async function postChat(ctx: ProviderContext, call: UpstreamCall<ChatCompletionRequest>, body: object): Promise<ChatResult> {
   const stream = call.request.stream === true;
-  const sent = await postOpenAI(ctx, call, "/chat/completions", JSON.stringify(body), openaiHeaders(ctx, stream));
+  const sent = await postOpenAI(ctx, call, "/chat/completions", JSON.stringify(body), openaiHeaders(ctx, stream), !stream);
   if (!sent.ok) return sent;
   if (stream) {
     const showUsage = call.request.stream_options?.include_usage === true;

@@ -1,5 +1,5 @@
 import { GatewayError } from "@gw/errors";
-import type { Dispatcher } from "undici";
+import type { UpstreamResponse } from "@gw/service-kit";
 import { hideUpstreamModel, upstreamTransportError, type UpstreamFailureContext } from "../../upstream/errors";
 import { postUpstream, upstreamUrl, type SentUpstream } from "../../upstream/json-call";
 import { readSse } from "../../upstream/sse";
@@ -14,13 +14,17 @@ export function failureNames(call: UpstreamCall<unknown>): UpstreamFailureContex
   return { upstreamModel: call.upstreamModel, publicModel: call.publicModel };
 }
 
-/** A POST to `${base_url}${path}` with the server's credential; see `postUpstream`. */
+/**
+ * A POST to `${base_url}${path}` with the server's credential; see `postUpstream`. `buffered` when
+ * the answer is one JSON document (the caller asked for no stream).
+ */
 export function postOpenAI(
   ctx: ProviderContext,
   call: UpstreamCall<unknown>,
   path: string,
   body: string | Buffer,
   headers: Record<string, string>,
+  buffered = false,
 ): Promise<SentUpstream> {
   return postUpstream(ctx.agent, {
     url: upstreamUrl(ctx.config.base_url, path),
@@ -29,21 +33,22 @@ export function postOpenAI(
     timeoutMs: ctx.config.timeout_ms,
     signal: call.signal,
     names: failureNames(call),
+    buffered,
   });
 }
 
-export function contentTypeOf(response: Dispatcher.ResponseData): string | undefined {
+export function contentTypeOf(response: UpstreamResponse): string | undefined {
   const value = response.headers["content-type"];
   return Array.isArray(value) ? value[0] : value;
 }
 
-export function isEventStream(response: Dispatcher.ResponseData): boolean {
+export function isEventStream(response: UpstreamResponse): boolean {
   return contentTypeOf(response)?.toLowerCase().startsWith("text/event-stream") ?? false;
 }
 
 /** The whole JSON body, checked by `parse`; a body that is not what the spec promises is a 502. */
 export async function readJson<T>(
-  response: Dispatcher.ResponseData,
+  response: UpstreamResponse,
   parse: (value: unknown) => { success: true; data: T } | { success: false },
 ): Promise<{ ok: true; value: T } | { ok: false; error: GatewayError }> {
   let raw: unknown;
