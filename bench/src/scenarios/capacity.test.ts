@@ -71,38 +71,70 @@ describe("searchCapacity", () => {
   });
 });
 
-describe("searchCapacity with confirmed failures", () => {
-  it("when one step at a sustainable rate hits a pause, then the retry passes and the search goes on", async () => {
+describe("searchCapacity with a majority of three tries per rate", () => {
+  const majority = { ...options, trials: 3 };
+
+  it("when one try at a sustainable rate hits a pause, then the next two pass and the search goes on", async () => {
     const { tried, tryRate } = serverUpTo(1234, [400]);
-    const outcome = await searchCapacity(tryRate, { ...options, confirmFailures: 1 });
-    expect(tried.slice(0, 3)).toEqual([
+    const outcome = await searchCapacity(tryRate, majority);
+    expect(tried.slice(0, 5)).toEqual([
       [200, "grow"],
+      [200, "repeat"],
       [400, "grow"],
-      [400, "confirm"],
+      [400, "repeat"],
+      [400, "repeat"],
     ]);
     expect(outcome.best?.rps).toBe(1200);
     expect(outcome.firstFail?.rps).toBe(1300);
   });
 
-  it("when a rate is really too high, then it fails its retry too and counts as failed", async () => {
+  it("when a rate is really too high, then two failed tries decide it and a third is not run", async () => {
     const { tried, tryRate } = serverUpTo(300);
-    const outcome = await searchCapacity(tryRate, { ...options, confirmFailures: 1 });
-    // Every failing rate is tried twice; passing ones once.
+    const outcome = await searchCapacity(tryRate, majority);
     expect(tried).toEqual([
       [200, "grow"],
+      [200, "repeat"],
       [400, "grow"],
-      [400, "confirm"],
+      [400, "repeat"],
       [300, "narrow"],
+      [300, "repeat"],
       [350, "narrow"],
-      [350, "confirm"],
+      [350, "repeat"],
       [325, "narrow"],
-      [325, "confirm"],
+      [325, "repeat"],
     ]);
     expect(outcome.best?.rps).toBe(300);
     expect(outcome.firstFail?.rps).toBe(325);
+    expect(outcome.steps.filter((step) => step.rps === 325).every((step) => !step.pass)).toBe(true);
   });
 
-  it("when failures are not confirmed, then one pause ends the growth", async () => {
+  it("when a too-high rate passes one try by luck, then the majority still fails it", async () => {
+    const lucky = new Set([1600]);
+    const tried: number[] = [];
+    const tryRate = async (rps: number) => {
+      tried.push(rps);
+      const pass = rps <= 1234 || lucky.delete(rps);
+      return { rps, pass };
+    };
+    const outcome = await searchCapacity(tryRate, majority);
+    expect(tried.filter((rps) => rps === 1600)).toHaveLength(3);
+    expect(outcome.best?.rps).toBe(1200);
+    expect(outcome.firstFail?.rps).toBe(1300);
+  });
+
+  it("when one try at the start fails and so does a repeat, then the rate fails as a whole", async () => {
+    const { tryRate } = serverUpTo(1234, [200, 200]);
+    const outcome = await searchCapacity(tryRate, { ...majority, minRps: 150 });
+    expect(outcome.best).toBeUndefined();
+    expect(outcome.firstFail?.rps).toBe(200);
+  });
+
+  it("when the number of tries is even or not a whole number, then the search refuses to start", async () => {
+    const { tryRate } = serverUpTo(1234);
+    for (const trials of [2, 0, 1.5]) await expect(searchCapacity(tryRate, { ...options, trials })).rejects.toThrow(/odd/);
+  });
+
+  it("when a single try is asked for, then one pause ends the growth", async () => {
     const { tryRate } = serverUpTo(1234, [400]);
     const outcome = await searchCapacity(tryRate, options);
     expect(outcome.best?.rps).toBe(375);

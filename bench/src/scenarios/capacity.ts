@@ -5,7 +5,8 @@ import { formatMs, type Table } from "../report";
 import { chatPaths, verifyChatPaths, type ChatPath } from "../targets";
 import type { BenchContext, Json, Scenario, ScenarioResult } from "./scenario";
 
-export type SearchPhase = "grow" | "narrow" | "confirm";
+/** "repeat": a further try of the same rate, for its majority verdict. */
+export type SearchPhase = "grow" | "narrow" | "repeat";
 
 export interface SearchOptions {
   /** The first rate tried, requests/s. */
@@ -19,11 +20,13 @@ export interface SearchOptions {
   /** Halvings of the interval between the last pass and the first fail. */
   narrowSteps: number;
   /**
-   * Times a failing rate is tried again before it counts as failed (0: never). On a shared machine
-   * a short pause of the whole VM shows as a cluster of slow answers; one such pause should not set
-   * the capacity, a rate that really is too high fails every time.
+   * Tries per rate (odd; default 1): its verdict is the majority's, and it stops trying as soon as
+   * one side has a majority. On this machine a 5 s step's p99 near the knee moves by several ms
+   * from one try to the next (pauses of the VM, a collection in one service, how the kernel places
+   * the processes), so a single try lets one pause set the capacity, and a rule that only retries
+   * failures lets one lucky try set it; the majority of three does neither.
    */
-  confirmFailures?: number;
+  trials?: number;
 }
 
 export interface SearchOutcome<S> {
@@ -47,14 +50,19 @@ export async function searchCapacity<S extends { rps: number; pass: boolean }>(
   options: SearchOptions,
 ): Promise<SearchOutcome<S>> {
   const steps: S[] = [];
+  const trials = options.trials ?? 1;
+  if (!Number.isInteger(trials) || trials < 1 || trials % 2 === 0) throw new Error(`capacity search: trials must be a positive odd number (${trials})`);
+  const majority = (trials + 1) / 2;
+  // The verdict is the majority's; the try returned is the last, which always agrees with it.
   const attempt = async (rps: number, phase: SearchPhase) => {
-    let step = await tryRate(rps, phase);
-    steps.push(step);
-    for (let i = 0; i < (options.confirmFailures ?? 0) && !step.pass; i++) {
-      step = await tryRate(rps, "confirm");
+    let passes = 0;
+    let step: S | undefined;
+    for (let i = 0; passes < majority && i - passes < majority; i++) {
+      step = await tryRate(rps, i === 0 ? phase : "repeat");
       steps.push(step);
+      if (step.pass) passes++;
     }
-    return step;
+    return step!;
   };
   let best: S | undefined;
   let firstFail: S | undefined;
@@ -140,7 +148,7 @@ const defaults = {
   maxRps: 20_000,
   minRps: 10,
   narrowSteps: 3,
-  confirmFailures: 1,
+  trials: 3,
 };
 
 /**
@@ -230,7 +238,7 @@ export const capacity: Scenario = {
         condition: { p99BelowMs: defaults.p99LimitMs, errors: 0 },
         stepSeconds: defaults.stepSeconds,
         warmupSeconds: defaults.warmupSeconds,
-        confirmFailures: defaults.confirmFailures,
+        trialsPerRate: defaults.trials,
         gateway: headline(gateway),
         direct: headline(direct),
         steps,
@@ -254,7 +262,7 @@ function summaryTable(results: Record<ChatPath, CapacityResult>): Table {
   return {
     title:
       `capacity: highest open-loop rate with p99 < ${defaults.p99LimitMs} ms and no errors (${defaults.stepSeconds} s steps after ` +
-      `${defaults.warmupSeconds} s warm-up; a rate fails only when ${defaults.confirmFailures + 1} steps in a row fail; ms)`,
+      `${defaults.warmupSeconds} s warm-up; each rate's verdict is the majority of ${defaults.trials} tries; ms)`,
     columns: ["path", "rps", "failed at", "p50", "p99"],
     rows: [row("direct"), row("gateway")],
   };
