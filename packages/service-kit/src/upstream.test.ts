@@ -78,6 +78,45 @@ describe("sendUpstream, buffered", () => {
     expect(await readBounded(response.body, 10)).toBe("x".repeat(10));
   });
 
+  it("when an error answer's body stalls after its status, then the status and headers still come back", async () => {
+    answer = (_req, res) => {
+      res.writeHead(429, { "content-type": "application/json", "retry-after": "3" });
+      res.write('{"error":{"mess'); // and nothing more
+    };
+    const response = await sendUpstream(agent, call({ timeoutMs: 200 }));
+    expect(response.statusCode).toBe(429);
+    expect(response.headers["retry-after"]).toBe("3");
+    expect(await response.body.text()).toBe('{"error":{"mess');
+  });
+
+  it("when an error page is huge, then only its first 64 KiB are kept and the rest is not waited for", async () => {
+    answer = (_req, res) => {
+      res.writeHead(502, { "content-type": "text/html" });
+      res.write("e".repeat(70 * 1024)); // then it never ends
+    };
+    const response = await sendUpstream(agent, call());
+    expect(response.statusCode).toBe(502);
+    expect(await response.body.text()).toBe("e".repeat(64 * 1024));
+  });
+
+  it("when an informational answer comes before the real one, then the real status and the whole body count", async () => {
+    answer = (_req, res) => {
+      res.writeEarlyHints({ link: "</x>; rel=preload" });
+      res.writeHead(200, { "content-type": "application/json" });
+      res.end(JSON.stringify({ big: "b".repeat(100 * 1024) }));
+    };
+    const response = await sendUpstream(agent, call());
+    expect(response.statusCode).toBe(200);
+    expect(((await response.body.json()) as { big: string }).big).toHaveLength(100 * 1024);
+  });
+
+  it("when the answer starts with a UTF-8 byte order mark, then text() and json() skip it as undici's body does", async () => {
+    answer = (_req, res) => res.end(Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from('{"ok":true}')]));
+    const response = await sendUpstream(agent, call());
+    expect(await response.body.json()).toEqual({ ok: true });
+    expect(await response.body.text()).toBe('{"ok":true}');
+  });
+
   it("when the body is empty or not JSON, then json() throws a SyntaxError as undici's body does", async () => {
     answer = (_req, res) => res.end("<html>oops</html>");
     await expect((await sendUpstream(agent, call())).body.json()).rejects.toBeInstanceOf(SyntaxError);
@@ -110,6 +149,15 @@ describe("sendUpstream, buffered", () => {
     await expect(pending).rejects.toBe(reason);
     await waitFor(() => seen[0]?.closedEarly === true);
     expect(gone.listenerCount("abort")).toBe(0);
+  });
+
+  it("when the caller's reason is not an Error, then the call rejects with it as request() does", async () => {
+    answer = () => {};
+    const controller = new AbortController();
+    const pending = sendUpstream(agent, call({ signal: controller.signal }));
+    await waitFor(() => seen.length === 1);
+    controller.abort("bye");
+    await expect(pending).rejects.toBe("bye");
   });
 
   it("when an AbortSignal fires mid-call, then the call is cancelled the same way", async () => {

@@ -26,8 +26,9 @@ export type JsonOutcome<T> = { ok: true; value: T } | { ok: false; error: Gatewa
 export type SentUpstream = { ok: true; response: UpstreamResponse } | { ok: false; error: GatewayError };
 
 /**
- * One POST, resolved as soon as the upstream's headers are in. No answer is `upstreamTransportError`;
- * anything but a 200 is read (bounded) into `upstreamHttpError`. The body of a 200 is the caller's.
+ * One POST, resolved as soon as the upstream's headers are in (with `buffered`, once its body is in
+ * too). No answer is `upstreamTransportError`; anything but a 200 is read (bounded) into
+ * `upstreamHttpError`. The body of a 200 is the caller's.
  */
 export async function postUpstream(agent: Dispatcher, req: Omit<JsonPost, "body"> & { body: string | Buffer }): Promise<SentUpstream> {
   let response: UpstreamResponse;
