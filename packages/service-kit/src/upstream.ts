@@ -96,7 +96,8 @@ function sendBuffered(agent: Dispatcher, req: UpstreamRequest): Promise<Upstream
     let limit = answerLimit;
     let stopListening: (() => void) | undefined;
     let settled = false;
-    const errorPage = () => statusCode < 200 || statusCode > 299;
+    // Only a final answer has a body, so a status of 300 or more is an error answer.
+    const errorPage = () => statusCode >= 300;
     const settle = () => {
       if (settled) return;
       settled = true;
@@ -142,7 +143,7 @@ function sendBuffered(agent: Dispatcher, req: UpstreamRequest): Promise<Upstream
           settle();
         },
         onResponseError(_controller, err) {
-          if (statusCode !== 0 && errorPage()) return settle();
+          if (errorPage()) return settle();
           settled = true;
           stopListening?.();
           reject(err);

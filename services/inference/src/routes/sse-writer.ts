@@ -42,4 +42,3 @@ export async function writeSse(res: Response, data: string, event?: string): Pro
     });
   }
 }
-

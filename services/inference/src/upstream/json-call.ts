@@ -1,9 +1,8 @@
 import { GatewayError } from "@gw/errors";
 import type { Dispatcher } from "undici";
-import type { CallSignal, UpstreamResponse } from "@gw/service-kit";
 import type { z } from "zod";
 import { upstreamHttpError, upstreamTransportError, type UpstreamFailureContext } from "./errors";
-import { readBounded, sendUpstream, upstreamUrl } from "@gw/service-kit";
+import { readBounded, sendUpstream, upstreamUrl, type CallSignal, type UpstreamResponse } from "@gw/service-kit";
 
 export interface JsonPost {
   url: string;
