@@ -69,6 +69,14 @@ export function runBusContract(name: string, makeBus: MakeBus): void {
       expect(got[0]?.job_id).toBe("job_fits");
     });
 
+    it("when a caller sets the signature header, then publish and enqueue refuse it, as on both buses", async () => {
+      const bus = await newBus();
+      await expect(bus.publish("identity.changed", identity, { "Gw-Signature": "x" })).rejects.toThrow(BusUsageError);
+      await expect(bus.enqueue("jobs.work.tools", jobWork("h"), { msgId: "h", headers: { "gw-signature": "x" } })).rejects.toThrow(
+        BusUsageError,
+      );
+    });
+
     it("when a subscriber unsubscribes, then it receives no further broadcasts", async () => {
       const bus = await newBus();
       let gone = 0;

@@ -6,6 +6,7 @@ import type {
   WorkMessage,
   WorkSubject,
 } from "@gw/contracts";
+import { SIGNATURE_HEADER } from "./nats-signing";
 import type { ConsumeOptions } from "./types";
 
 /** Thrown by publish/enqueue when a message does not match its subject's schema. */
@@ -122,14 +123,15 @@ const HEADER_VALUE = /^[^\r\n]*$/;
 
 /**
  * Lower-cases names so `X-Request-Id` and `x-request-id` are one header on both implementations
- * (NATS header lookups are case-sensitive). Names starting with `nats-` are reserved for JetStream.
+ * (NATS header lookups are case-sensitive). Names starting with `nats-` are reserved for JetStream,
+ * and the NATS bus's signature header for the bus.
  */
 export function normalizeHeaders(headers: Record<string, string> | undefined): Record<string, string> {
   const out: Record<string, string> = {};
   if (!headers) return out;
   for (const [name, value] of Object.entries(headers)) {
     const key = name.toLowerCase();
-    if (!HEADER_NAME.test(name) || key.startsWith("nats-")) {
+    if (!HEADER_NAME.test(name) || key.startsWith("nats-") || key === SIGNATURE_HEADER) {
       throw new BusUsageError(`invalid bus header name "${name}"`);
     }
     if (typeof value !== "string" || !HEADER_VALUE.test(value)) {

@@ -6,15 +6,19 @@ import { join } from "node:path";
 import { AckPolicy, RetentionPolicy, StorageType, connect, nanos } from "nats";
 import type { NatsConnection } from "nats";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { workSubjects } from "@gw/contracts";
 import { freePort } from "@gw/testkit";
 import { runBusContract } from "./bus-contract";
 import { createRecordingLogger, deferred, jobWork, sleep, waitFor } from "./bus-testing";
 import { encodeJson } from "./messages";
 import { createNatsBus } from "./nats-bus";
-import { consumerNameOf, natsSubjectOf, streamNameOf } from "./nats-setup";
+import { consumerNameOf, natsSubjectOf, streamNameOf, toNatsHeaders } from "./nats-setup";
+import { createMessageSigner } from "./nats-signing";
 import type { Bus } from "./types";
 
 const url = process.env.NATS_URL ?? "nats://127.0.0.1:4222";
+const secret = "bus-int-test-internal-secret";
+const signer = createMessageSigner(secret);
 // Every run gets its own namespaces (hence streams) on the shared server; afterAll deletes them.
 const runId = `t${Date.now().toString(36)}${Math.random().toString(36).slice(2, 6)}`;
 const namespaces: string[] = [];
@@ -35,7 +39,7 @@ afterAll(async () => {
 });
 
 runBusContract("nats bus", async ({ logger }) =>
-  createNatsBus({ url, namespace: newNamespace(), logger, name: "bus-int-test" }),
+  createNatsBus({ url, secret, namespace: newNamespace(), logger, name: "bus-int-test" }),
 );
 
 describe("nats bus", { timeout: 90_000 }, () => {
@@ -51,7 +55,7 @@ describe("nats bus", { timeout: 90_000 }, () => {
 
   async function open(namespace = newNamespace()) {
     const logger = createRecordingLogger();
-    const bus = await createNatsBus({ url, namespace, logger, name: "bus-int-test" });
+    const bus = await createNatsBus({ url, secret, namespace, logger, name: "bus-int-test" });
     buses.push(bus);
     return { bus, logger, namespace, stream: streamNameOf(namespace) };
   }
@@ -65,7 +69,7 @@ describe("nats bus", { timeout: 90_000 }, () => {
     expect(si.config.storage).toBe(StorageType.File);
     expect(si.config.duplicate_window).toBe(nanos(60 * 60 * 1000));
     expect([...si.config.subjects].sort()).toEqual(
-      ["jobs.events", "jobs.work.inference", "jobs.work.tools", "limits.settle"].map((s) => natsSubjectOf(namespace, s)),
+      Object.keys(workSubjects).sort().map((s) => natsSubjectOf(namespace, s)),
     );
     const ci = await jsm.consumers.info(stream, consumerNameOf("tools", "jobs.work.tools"));
     expect(ci.config).toMatchObject({
@@ -90,8 +94,11 @@ describe("nats bus", { timeout: 90_000 }, () => {
   it("when a work message on the wire fails its schema, then it is terminated, logged and never redelivered", async () => {
     const { bus, logger, namespace, stream } = await open();
     const js = admin.jetstream();
-    await js.publish(natsSubjectOf(namespace, "jobs.work.tools"), encodeJson({ job_id: "not-a-job" }));
-    await js.publish(natsSubjectOf(namespace, "jobs.work.tools"), new TextEncoder().encode("{not json"));
+    // Signed as the bus would, so they get past the signature check to the schema check.
+    const subject = natsSubjectOf(namespace, "jobs.work.tools");
+    for (const [msgID, payload] of [["bad-1", encodeJson({ job_id: "not-a-job" })], ["bad-2", new TextEncoder().encode("{not json")]] as const) {
+      await js.publish(subject, payload, { msgID, headers: toNatsHeaders({}, signer.sign(subject, msgID, payload)) });
+    }
     const got: string[] = [];
     await bus.consume("jobs.work.tools", { durable: "tools", ackWaitMs: 1_000 }, async (m) => void got.push(m.job_id));
     await bus.enqueue("jobs.work.tools", jobWork("ok"), { msgId: "ok" });
@@ -113,7 +120,9 @@ describe("nats bus", { timeout: 90_000 }, () => {
     bus.subscribe("identity.changed", (m) => void seen.push(m));
     // Publish from this bus after the raw one so the subscription is known to be registered.
     await sleep(200);
-    admin.publish(natsSubjectOf(namespace, "identity.changed"), encodeJson({ kind: "bogus" }));
+    const subject = natsSubjectOf(namespace, "identity.changed");
+    const bogus = encodeJson({ kind: "bogus" });
+    admin.publish(subject, bogus, { headers: toNatsHeaders({}, signer.sign(subject, "", bogus)) });
     await admin.flush();
     await bus.publish("identity.changed", { kind: "key", id: "key_9", at: 9 });
     await waitFor(() => seen.length === 1, "the valid broadcast");
@@ -226,7 +235,7 @@ describe.skipIf(!haveNatsServer)("nats bus across a NATS server restart", { time
 
   it("when the server restarts, then consuming and subscriptions resume on their own", async () => {
     const logger = createRecordingLogger();
-    const bus = await createNatsBus({ url: `nats://127.0.0.1:${port}`, namespace: "restart", logger });
+    const bus = await createNatsBus({ url: `nats://127.0.0.1:${port}`, secret, namespace: "restart", logger });
     try {
       const jobs: string[] = [];
       const heard: number[] = [];

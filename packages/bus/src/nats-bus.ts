@@ -14,7 +14,10 @@ import {
   parseWork,
   resolveConsumeOptions,
 } from "./messages";
+import { natsAuthOptions } from "./nats-auth";
+import type { NatsCredentials } from "./nats-auth";
 import { startPullLoop } from "./nats-consumer";
+import { createMessageSigner } from "./nats-signing";
 import {
   assertNamespace,
   consumerNameOf,
@@ -27,11 +30,27 @@ import {
 import type { BroadcastHandler, Bus, BusLogger, ConsumeOptions, Consumer, MessageMeta, WorkHandler } from "./types";
 
 export interface NatsBusOptions {
+  /**
+   * One server or several separated by commas. A user and password (`nats://user:pass@host:4222`)
+   * or a token (`nats://token@host:4222`) in it are used to connect and never logged.
+   */
   url: string;
+  /** NATS_CREDS, read at start with readNatsCredentials: a `.creds` file or an NKey user seed. */
+  credentials?: NatsCredentials;
+  /**
+   * GATEWAY_INTERNAL_SECRET. Every message sent is signed under a key derived from it, and every
+   * message received must carry a valid signature: NATS credentials say who may connect, the
+   * signature that a message comes from a gateway process.
+   */
+  secret: string;
   /** Prefixes every subject and names the JetStream stream, so deployments and test runs never meet. */
   namespace: string;
   logger: BusLogger;
-  /** Connection name shown by the NATS server (monitoring, `nats server report connections`). */
+  /**
+   * Connection name shown by the NATS server (monitoring, `nats server report connections`). It
+   * also names the reply inboxes (`_INBOX.<name>.…`), so the server's permissions can give each
+   * service only its own (docs/nats.md).
+   */
   name?: string;
   /** Stream replicas; 1 for a single server, 3 for a production cluster. */
   replicas?: number;
@@ -53,11 +72,18 @@ export async function createNatsBus(options: NatsBusOptions): Promise<Bus> {
   const { namespace, logger } = options;
   assertNamespace(namespace);
   const replicas = options.replicas ?? 1;
+  const signer = createMessageSigner(options.secret);
   const nc = await connect({
-    servers: options.url,
+    ...natsAuthOptions(options.url, options.credentials),
     name: options.name,
+    inboxPrefix: inboxPrefixOf(options.name),
     maxReconnectAttempts: -1,
     reconnectTimeWait: 1_000,
+    // Keep retrying when the server refuses the credentials after a reconnect (a rotation that
+    // reached the server before this process): the default gives up for good on the second refusal.
+    ignoreAuthErrorAbort: true,
+  }).catch((err: unknown) => {
+    throw connectError(err);
   });
   let stream: string;
   let jsm: JetStreamManager;
@@ -79,6 +105,11 @@ export async function createNatsBus(options: NatsBusOptions): Promise<Bus> {
   }
 
   function onBroadcast<S extends BroadcastSubject>(subject: S, handler: BroadcastHandler<S>, msg: Msg): void {
+    const verdict = signer.verify(msg.subject, msg.headers, msg.data);
+    if (verdict !== "ok") {
+      logger.warn({ subject, reason: verdict }, "bus: broadcast without a valid signature, dropped");
+      return;
+    }
     let message: Parameters<BroadcastHandler<S>>[0];
     try {
       message = parseBroadcast(subject, decodeJson(msg.data));
@@ -105,7 +136,9 @@ export async function createNatsBus(options: NatsBusOptions): Promise<Bus> {
     async publish(subject, message, headers) {
       assertOpen();
       const payload = encodeJson(parseBroadcast(subject, message));
-      nc.publish(natsSubjectOf(namespace, subject), payload, { headers: toNatsHeaders(normalizeHeaders(headers)) });
+      const natsSubject = natsSubjectOf(namespace, subject);
+      const signature = signer.sign(natsSubject, "", payload);
+      nc.publish(natsSubject, payload, { headers: toNatsHeaders(normalizeHeaders(headers), signature) });
     },
 
     subscribe<S extends BroadcastSubject>(subject: S, handler: BroadcastHandler<S>) {
@@ -129,13 +162,12 @@ export async function createNatsBus(options: NatsBusOptions): Promise<Bus> {
       assertPayloadSize(subject, payload, nc.info?.max_payload ?? DEFAULT_MAX_PAYLOAD);
       const headers = normalizeHeaders(opts.headers);
       assertMsgId(opts.msgId);
-      const publish = () =>
-        js.publish(natsSubjectOf(namespace, subject), payload, {
-          // Prefixed so the same id (a job id) can key messages on different subjects of the
-          // one stream without JetStream dropping the second as a duplicate.
-          msgID: `${subject}:${opts.msgId}`,
-          headers: toNatsHeaders(headers),
-        });
+      const natsSubject = natsSubjectOf(namespace, subject);
+      // Prefixed so the same id (a job id) can key messages on different subjects of the one
+      // stream without JetStream dropping the second as a duplicate.
+      const msgID = `${subject}:${opts.msgId}`;
+      const natsHeaders = toNatsHeaders(headers, signer.sign(natsSubject, msgID, payload));
+      const publish = () => js.publish(natsSubject, payload, { msgID, headers: natsHeaders });
       try {
         await publish();
       } catch (err) {
@@ -163,7 +195,7 @@ export async function createNatsBus(options: NatsBusOptions): Promise<Bus> {
         await ensureStream(jsm, namespace, replicas, logger);
         await ensureConsumer(jsm, spec);
       };
-      const loop = startPullLoop({ js, logger, stream, consumerName, subject, repair }, opts, handler);
+      const loop = startPullLoop({ js, logger, stream, consumerName, subject, repair, signer }, opts, handler);
       const handle: Consumer = {
         async stop() {
           await loop.stop();
@@ -203,6 +235,27 @@ export async function createNatsBus(options: NatsBusOptions): Promise<Bus> {
       return closing;
     },
   };
+}
+
+/** `_INBOX.<name>` when the name is one subject token, so permissions can be per service. */
+function inboxPrefixOf(name: string | undefined): string {
+  return name && /^[A-Za-z0-9_-]+$/.test(name) ? `_INBOX.${name}` : "_INBOX";
+}
+
+/**
+ * nats.js says "'Authorization Violation'" for every refusal; say what to check, naming the
+ * settings and never their values.
+ */
+function connectError(err: unknown): unknown {
+  const code = err instanceof NatsError ? err.code : undefined;
+  if (code === ErrorCode.AuthorizationViolation || code === ErrorCode.AuthenticationExpired || code === ErrorCode.AuthenticationTimeout) {
+    return new Error(
+      `NATS refused the connection (${code}): check the user and password or token in NATS_URL, or the file NATS_CREDS names`,
+      { cause: err },
+    );
+  }
+  if (code === ErrorCode.BadCreds) return new Error("NATS_CREDS: the credentials file could not be used", { cause: err });
+  return err;
 }
 
 async function drainWithin(nc: NatsConnection, timeoutMs: number, logger: BusLogger): Promise<void> {

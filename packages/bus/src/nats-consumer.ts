@@ -3,6 +3,7 @@ import type { ConsumerMessages, JetStreamClient, JsMsg, Consumer as NatsConsumer
 import { decodeJson, parseWork } from "./messages";
 import type { ResolvedConsumeOptions } from "./messages";
 import { fromNatsHeaders } from "./nats-setup";
+import type { MessageSigner } from "./nats-signing";
 import type { BusLogger, Consumer, MessageMeta, WorkHandler } from "./types";
 
 /**
@@ -20,6 +21,8 @@ export interface PullLoopDeps {
   subject: WorkSubject;
   /** Re-creates the stream and consumer when they vanished (a NATS server that lost its store). */
   repair(): Promise<void>;
+  /** Checks each message's signature before anything else looks at it. */
+  signer: MessageSigner;
 }
 
 /**
@@ -51,13 +54,21 @@ export function startPullLoop<S extends WorkSubject>(
   }
 
   async function handle(m: JsMsg): Promise<void> {
+    const msgLog = { ...log, seq: m.seq, deliveryCount: m.info.deliveryCount };
+    const verdict = deps.signer.verify(m.subject, m.headers, m.data);
+    if (verdict !== "ok") {
+      // Not from a gateway process (or altered): never retried, never handed on, and its content
+      // is not logged (it is whatever the sender chose).
+      logger.warn({ ...msgLog, reason: verdict }, "bus: work message without a valid signature, terminated");
+      settle(m, "term");
+      return;
+    }
     const meta: MessageMeta = {
       subject,
       headers: fromNatsHeaders(m.headers),
       redelivered: m.redelivered,
       deliveryCount: m.info.deliveryCount,
     };
-    const msgLog = { ...log, seq: m.seq, deliveryCount: meta.deliveryCount };
     let message: Parameters<WorkHandler<S>>[0];
     try {
       message = parseWork(subject, decodeJson(m.data)) as Parameters<WorkHandler<S>>[0];

@@ -11,6 +11,7 @@ import {
 import type { JetStreamManager, MsgHdrs, StreamConfig } from "nats";
 import { workSubjects } from "@gw/contracts";
 import { BusUsageError } from "./messages";
+import { SIGNATURE_HEADER } from "./nats-signing";
 import type { BusLogger } from "./types";
 
 /** JetStream dedupes a Nats-Msg-Id seen within this window; the in-process bus uses the same. */
@@ -149,12 +150,14 @@ export async function ensureConsumer(jsm: JetStreamManager, spec: ConsumerSpec):
   }
 }
 
-/** Bus headers go out lower-cased (see normalizeHeaders); none means no header block at all. */
-export function toNatsHeaders(headers: Record<string, string>): MsgHdrs | undefined {
-  const entries = Object.entries(headers);
-  if (entries.length === 0) return undefined;
+/**
+ * Bus headers go out lower-cased (see normalizeHeaders), with the message's signature, which is
+ * set last so a caller's header of the same name cannot stand in for it.
+ */
+export function toNatsHeaders(headers: Record<string, string>, signature: string): MsgHdrs {
   const h = createHeaders();
-  for (const [name, value] of entries) h.set(name, value);
+  for (const [name, value] of Object.entries(headers)) h.set(name, value);
+  h.set(SIGNATURE_HEADER, signature);
   return h;
 }
 
@@ -164,7 +167,8 @@ export function fromNatsHeaders(headers: MsgHdrs | undefined): Record<string, st
   for (const name of headers.keys()) {
     const key = name.toLowerCase();
     // Nats-* headers are JetStream's own (dedupe id, stream source...), not the sender's.
-    if (key.startsWith("nats-")) continue;
+    // The signature is the bus's own too, checked before a handler runs.
+    if (key.startsWith("nats-") || key === SIGNATURE_HEADER) continue;
     out[key] = headers.get(name);
   }
   return out;

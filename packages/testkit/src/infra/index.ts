@@ -1,7 +1,11 @@
-export { createTestDatabase } from "./postgres";
+export { createTestDatabase, withClient } from "./postgres";
 export type { TestDatabase } from "./postgres";
 export { testRedisUrl, uniquePrefix } from "./redis";
 export { testNatsUrl, uniqueNamespace } from "./nats";
 export { startTcpProxy } from "./tcp-proxy";
 export type { TcpProxy } from "./tcp-proxy";
 export { freePort } from "./free-port";
+export { connectAsClient, natsServerAvailable, startPrivateNats } from "./private-nats";
+export type { PrivateNats, PrivateNatsAuth } from "./private-nats";
+export { createNatsOperator, encodeJwt, formatCreds, nkeys } from "./nats-jwt";
+export type { KeyPair, NatsOperatorSetup, NatsUserPermissions } from "./nats-jwt";
