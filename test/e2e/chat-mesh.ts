@@ -27,7 +27,7 @@ export async function startChatMesh(options: { workspace: string; openaiKey: str
       `
 providers:
   oa:  { kind: openai,    base_url: "${openaiUp.url}", api_key_env: E2E_OPENAI_KEY }
-  ant: { kind: anthropic, base_url: "${anthropicUp.url}", api_key_env: E2E_ANTHROPIC_KEY }
+  ant: { kind: anthropic, base_url: "${anthropicUp.url}", api_key_env: E2E_ANTHROPIC_KEY, anthropic_beta: [token-efficient-tools-2025-02-19, context-1m-2025-08-07] }
 models:
   claude-e2e: { type: chat, routes: [{ provider: ant, model: claude-sonnet-4-5 }] }
   gpt-e2e:    { type: chat, routes: [{ provider: oa, model: gpt-4o-mini }] }

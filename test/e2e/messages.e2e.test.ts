@@ -188,12 +188,12 @@ describe("when /v1/messages is called badly", () => {
     expect(await res.json()).toMatchObject({ content: [{ type: "text", text: "Echo: bearer" }] });
   });
 
-  it("then the SDK's beta features reach an Anthropic upstream as anthropic-beta, on the beta path too", async () => {
+  it("then the SDK's allow-listed beta features reach an Anthropic upstream as anthropic-beta, on the beta path too, and others do not", async () => {
     anthropicUp.reset();
     const msg = await anthropic().beta.messages.create({
       model: "claude-e2e",
       max_tokens: 20,
-      betas: ["token-efficient-tools-2025-02-19", "context-1m-2025-08-07"],
+      betas: ["token-efficient-tools-2025-02-19", "web-fetch-2025-09-10", "context-1m-2025-08-07"],
       messages: [{ role: "user", content: "beta" }],
     });
     expect(msg.content[0]).toMatchObject({ type: "text", text: "Echo: beta" });

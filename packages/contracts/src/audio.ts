@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { ModelName } from "./model-name";
 
 /**
  * OpenAI audio routes: speech (`POST /v1/audio/speech`, JSON in, audio bytes out) and
@@ -9,7 +10,7 @@ import { z } from "zod";
 export const speechFormats = ["mp3", "opus", "aac", "flac", "wav", "pcm"] as const;
 
 export const SpeechRequest = z.looseObject({
-  model: z.string().min(1),
+  model: ModelName,
   input: z.string().min(1).max(4096),
   voice: z.union([z.string().min(1), z.looseObject({ id: z.string().min(1) })]),
   instructions: z.string().nullish(),
@@ -35,7 +36,7 @@ const numericField = (min: number, max: number) =>
  */
 export const TranscriptionForm = z.looseObject({
   file: z.instanceof(Blob, { message: "expected an audio file upload" }),
-  model: z.string().min(1),
+  model: ModelName,
   response_format: z.enum(transcriptionFormats).optional(),
   language: z.string().optional(),
   prompt: z.string().optional(),

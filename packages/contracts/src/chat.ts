@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { ModelName } from "./model-name";
 
 /**
  * OpenAI Chat Completions payloads. Requests are validated strictly where the shape matters to us
@@ -54,7 +55,7 @@ export const ChatToolChoice = z.union([
 const penalty = z.number().min(-2).max(2).nullish();
 
 export const ChatCompletionRequest = z.looseObject({
-  model: z.string().min(1),
+  model: ModelName,
   messages: z.array(ChatMessage).min(1),
   temperature: z.number().min(0).max(2).nullish(),
   top_p: z.number().min(0).max(1).nullish(),

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { ModelName } from "./model-name";
 import { Usage } from "./chat";
 
 /**
@@ -17,7 +18,7 @@ export type CompletionPrompt = z.infer<typeof CompletionPrompt>;
 const penalty = z.number().min(-2).max(2).nullish();
 
 export const CompletionRequest = z.looseObject({
-  model: z.string().min(1),
+  model: ModelName,
   prompt: CompletionPrompt,
   max_tokens: z.number().int().min(0).nullish(),
   temperature: z.number().min(0).max(2).nullish(),

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { ModelName } from "./model-name";
 
 /**
  * OpenAI Embeddings payloads (`POST /v1/embeddings`, provider-wire-formats.md §3.5). Unknown
@@ -22,7 +23,7 @@ export const EmbeddingEncoding = z.enum(["float", "base64"]);
 export type EmbeddingEncoding = z.infer<typeof EmbeddingEncoding>;
 
 export const EmbeddingsRequest = z.looseObject({
-  model: z.string().min(1),
+  model: ModelName,
   input: EmbeddingsInput,
   encoding_format: EmbeddingEncoding.optional(),
   dimensions: z.number().int().positive().optional(),

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { ModelName } from "./model-name";
 
 /**
  * OpenAI image generation (`POST /v1/images/generations`). The gateway needs `model` (it routes on
@@ -6,7 +7,7 @@ import { z } from "zod";
  */
 
 export const ImageGenerationRequest = z.looseObject({
-  model: z.string().min(1),
+  model: ModelName,
   prompt: z.string().min(1),
   n: z.number().int().min(1).max(10).nullish(),
   size: z.string().nullish(),

@@ -1,5 +1,6 @@
 export * from "./bus";
 export * from "./identity";
+export * from "./model-name";
 export * from "./admin";
 export * from "./errors";
 export * from "./chat";

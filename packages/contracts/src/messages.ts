@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { ModelName } from "./model-name";
 
 /**
  * Anthropic Messages payloads (`POST /v1/messages`). As with chat, the fields we interpret are
@@ -30,7 +31,7 @@ export const MessagesToolChoice = z.looseObject({
 export type MessagesToolChoice = z.infer<typeof MessagesToolChoice>;
 
 export const MessagesRequest = z.looseObject({
-  model: z.string().min(1),
+  model: ModelName,
   max_tokens: z.number().int().positive(),
   messages: z.array(MessagesMessage).min(1),
   system: z.union([z.string(), z.array(MessagesContentBlock)]).optional(),

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { ModelName } from "./model-name";
 
 /**
  * `POST /v1/ocr` in the public format: Mistral's OCR request and answer, as LiteLLM exposes them
@@ -34,7 +35,7 @@ export type OcrDocument = z.infer<typeof OcrDocument>;
 const AnnotationFormat = z.looseObject({ type: z.literal("json_schema"), json_schema: z.looseObject({}) });
 
 export const OcrRequest = z.looseObject({
-  model: z.string().min(1),
+  model: ModelName,
   document: OcrDocument,
   id: z.string().nullish(),
   /** 0-based page indexes. */

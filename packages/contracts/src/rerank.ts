@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { ModelName } from "./model-name";
 
 /**
  * `POST /v1/rerank` in the public format: Cohere's v2 shape, as LiteLLM uses it for every provider
@@ -13,7 +14,7 @@ export const RerankDocument = z.union([z.string(), z.looseObject({ text: z.strin
 export type RerankDocument = z.infer<typeof RerankDocument>;
 
 export const RerankRequest = z.looseObject({
-  model: z.string().min(1),
+  model: ModelName,
   query: z.string().min(1, "query cannot be empty"),
   documents: z.array(RerankDocument).min(1, "documents cannot be empty").max(MAX_RERANK_DOCUMENTS),
   top_n: z.number().int().positive().optional(),

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { ModelName } from "./model-name";
 
 /**
  * OpenAI Responses API payloads (`POST /v1/responses`, schemas `CreateResponse`, `Response` and
@@ -98,7 +99,7 @@ export type ResponsesTextFormat = z.infer<typeof ResponsesTextFormat>;
 
 /** `CreateResponse`. `input` is required: without stored state there is nothing else to answer. */
 export const ResponsesRequest = z.looseObject({
-  model: z.string().min(1),
+  model: ModelName,
   input: z.union([z.string(), z.array(ResponsesInputItem)], {
     error: (issue) => (issue.input === undefined ? "input is required" : "input must be a string or a list of input items"),
   }),

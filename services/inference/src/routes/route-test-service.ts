@@ -36,6 +36,8 @@ export interface RouteTestUpstream {
   key: string;
   /** 0 unless given, so a scripted failure is answered at once. */
   maxRetries?: number;
+  /** The provider's `anthropic_beta` allow-list (Anthropic kind only). */
+  anthropicBeta?: string[];
 }
 
 export async function startRouteTestService(options: {
@@ -47,7 +49,7 @@ export async function startRouteTestService(options: {
     providers: Object.fromEntries(
       Object.entries(options.upstreams).map(([name, up]) => [
         name,
-        { kind: up.kind, base_url: up.url, api_key_env: `ROUTE_TEST_${name.toUpperCase().replace(/\W/g, "_")}_KEY`, max_retries: up.maxRetries ?? 0 },
+        { kind: up.kind, base_url: up.url, api_key_env: `ROUTE_TEST_${name.toUpperCase().replace(/\W/g, "_")}_KEY`, max_retries: up.maxRetries ?? 0, anthropic_beta: up.anthropicBeta },
       ]),
     ),
     models: Object.fromEntries(

@@ -115,8 +115,30 @@ describe("IdentityCache: bound", () => {
     const { cache } = setup({ maxEntries: 10 });
     for (let i = 0; i < 100; i++) cache.set(`h${i}`, i % 3 ? principal(`key_${i}`) : undefined);
     expect(cache.size).toBe(10);
+    expect(cache.negativeSize).toBe(1); // a tenth of maxEntries unless told
     expect(cache.getFresh("h99")).toBeDefined();
     expect(cache.getFresh("h0")).toBeUndefined();
+  });
+
+  it("when far more unknown keys than known ones are set, then no known key is evicted and unknown ones keep their own bound", () => {
+    const { cache } = setup({ maxEntries: 3, maxNegativeEntries: 2 });
+    cache.set("a", principal("key_a"));
+    cache.set("b", principal("key_b"));
+    for (let i = 0; i < 1_000; i++) cache.set(`unknown-${i}`, undefined);
+    expect([cache.size, cache.negativeSize]).toEqual([2, 2]);
+    for (const hash of ["a", "b"]) expect(cache.getFresh(hash)?.principal?.keyId).toBe(`key_${hash}`);
+    expect(cache.getFresh("unknown-999")).toEqual({ principal: undefined });
+    expect(cache.getFresh("unknown-997")).toBeUndefined();
+  });
+
+  it("when a key's answer changes between known and unknown, then it is held in one store only", () => {
+    const { cache } = setup();
+    cache.set("h", undefined);
+    cache.set("h", principal("key_h"));
+    expect([cache.size, cache.negativeSize]).toEqual([1, 0]);
+    cache.set("h", undefined);
+    expect([cache.size, cache.negativeSize]).toEqual([0, 1]);
+    expect(cache.getStale("h")).toBeUndefined();
   });
 
   it("when an existing entry is set again at the limit, then nothing else is evicted", () => {
@@ -167,7 +189,7 @@ describe("IdentityCache: invalidation", () => {
     cache.set("n1", undefined);
     cache.set("n2", undefined);
     cache.clearNegative();
-    expect(cache.size).toBe(1);
+    expect([cache.size, cache.negativeSize]).toEqual([1, 0]);
     expect(cache.getFresh("n1")).toBeUndefined();
     expect(cache.getFresh("h1")).toBeDefined();
   });

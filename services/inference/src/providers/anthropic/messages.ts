@@ -1,6 +1,6 @@
 import { MessagesResponse, MessagesStreamEvent as StreamEvent, type MessagesRequest } from "@gw/contracts";
 import { GatewayError } from "@gw/errors";
-import { hideUpstreamModel, upstreamTransportError, type UpstreamFailureContext } from "../../upstream/errors";
+import { failureContext, hideUpstreamModel, upstreamTransportError, type UpstreamFailureContext } from "../../upstream/errors";
 import { postUpstream } from "../../upstream/json-call";
 import { readSse } from "../../upstream/sse";
 import type { MessagesResult, MessagesStreamEvent, ProviderContext, StreamFailure, UpstreamCall } from "../types";
@@ -17,7 +17,7 @@ const SAMPLING_PARAMS = ["temperature", "top_p", "top_k"] as const;
 
 /** Anthropic's own Messages API: the request passes through with the upstream model name. */
 export async function anthropicMessages(ctx: ProviderContext, call: UpstreamCall<MessagesRequest>): Promise<MessagesResult> {
-  const names = { upstreamModel: call.upstreamModel, publicModel: call.publicModel };
+  const names = failureContext(ctx, call);
   const stream = call.request.stream === true;
   const headers = anthropicHeaders(ctx, stream, call.anthropicBeta);
   const sent = await postUpstream(ctx.agent, {
@@ -53,9 +53,10 @@ export function messagesUrl(baseUrl: string): string {
 /**
  * Configured headers may choose the API version (or add `anthropic-beta`); their names are
  * lower-cased so `Anthropic-Version` replaces the default rather than being sent beside it. The
- * caller's beta features join the configured ones (as the SDK's `betas` option sends them), so a
- * client that opts into a feature gets it. The credential is set last: it always comes from the
- * server, never from configured headers.
+ * caller's beta features (as the SDK's `betas` option sends them) join the configured ones only
+ * when the provider's `anthropic_beta` allow-list names them: a beta can turn on server-side tools
+ * that fetch URLs or read files in the platform's account, so the rest are dropped. The credential
+ * is set last: it always comes from the server, never from configured headers.
  */
 export function anthropicHeaders(ctx: ProviderContext, stream: boolean, callerBeta?: string): Record<string, string> {
   const headers: Record<string, string> = {
@@ -64,7 +65,9 @@ export function anthropicHeaders(ctx: ProviderContext, stream: boolean, callerBe
     "anthropic-version": DEFAULT_ANTHROPIC_VERSION,
   };
   for (const [name, value] of Object.entries(ctx.config.headers ?? {})) headers[name.toLowerCase()] = value;
-  const betas = new Set([...splitList(headers["anthropic-beta"]), ...splitList(callerBeta)]);
+  const allowed = ctx.config.anthropic_beta ?? [];
+  const betas = new Set(splitList(headers["anthropic-beta"]));
+  for (const beta of splitList(callerBeta)) if (allowed.includes(beta)) betas.add(beta);
   if (betas.size > 0) headers["anthropic-beta"] = [...betas].join(",");
   if (ctx.apiKey) headers["x-api-key"] = ctx.apiKey;
   return headers;
