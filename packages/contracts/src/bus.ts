@@ -83,6 +83,31 @@ export const TokenSettlement = z.object({
 });
 export type TokenSettlement = z.infer<typeof TokenSettlement>;
 
+/**
+ * How a provider credential is sealed at rest (service-kit's Sealer under GATEWAY_MASTER_KEY): this
+ * purpose, and a context binding it to one workspace and provider. Ingress stores credentials so,
+ * `credentials.changed` carries them so, and the jobs service keeps an open job's credentials so.
+ */
+export const providerCredentialSealing = {
+  purpose: "provider-credentials",
+  context: (workspaceId: string, provider: string) => `${workspaceId}/${provider}`,
+} as const;
+
+/**
+ * A workspace's provider credential was registered, replaced (`sealed` set) or removed (no `sealed`)
+ * through ingress's admin API. Published by ingress, consumed by jobs, which applies it to the
+ * workspace's unfinished jobs so their later attempts run with the current credentials. `sealed` is
+ * the credential as ingress stores it (see providerCredentialSealing), so the message is safe on the
+ * bus. `version` (microseconds, the database's clock at the change) orders changes to one credential.
+ */
+export const CredentialChanged = z.object({
+  workspace_id: z.string().min(1),
+  provider: z.string().min(1),
+  sealed: z.string().min(1).optional(),
+  version: z.number().int().min(1),
+});
+export type CredentialChanged = z.infer<typeof CredentialChanged>;
+
 export const broadcastSubjects = {
   "identity.changed": IdentityChanged,
 } as const;
@@ -92,6 +117,7 @@ export const workSubjects = {
   "jobs.work.tools": JobWork,
   "jobs.events": JobEvent,
   "limits.settle": TokenSettlement,
+  "credentials.changed": CredentialChanged,
 } as const;
 
 export type BroadcastSubject = keyof typeof broadcastSubjects;

@@ -61,4 +61,23 @@ describe("CircuitBreakers", () => {
     breakers.failed("a");
     expect(breakers.waitMs("a")).toBe(10_000);
   });
+
+  it("when a workspace's own credential fails, then only that credential on that deployment opens, never the shared breaker", () => {
+    const { breakers } = make();
+    const own = breakers.ownCredential("a", "sk-ws-1");
+    for (let i = 0; i < 3; i++) own.failed();
+    expect(breakers.ownCredential("a", "sk-ws-1").allow()).toBe(false);
+    expect(breakers.ownCredential("a", "sk-ws-1").waitMs()).toBe(10_000);
+    expect(breakers.allow("a")).toBe(true); // every other tenant's calls
+    expect(breakers.ownCredential("a", "sk-ws-2").allow()).toBe(true); // another workspace, or a rotated key
+    expect(breakers.ownCredential("b", "sk-ws-1").allow()).toBe(true); // another deployment
+    breakers.ownCredential("a", "sk-ws-1").succeeded();
+    expect(breakers.ownCredential("a", "sk-ws-1").allow()).toBe(true);
+  });
+
+  it("when more workspace credentials fail than it keeps, then the oldest is forgotten", () => {
+    const breakers = new CircuitBreakers({ threshold: 1, cooldownMs: 10_000, now: () => 0, maxOwnCredentials: 2 });
+    for (const key of ["k1", "k2", "k3"]) breakers.ownCredential("a", key).failed();
+    expect(["k1", "k2", "k3"].map((key) => breakers.ownCredential("a", key).allow())).toEqual([true, false, false]);
+  });
 });

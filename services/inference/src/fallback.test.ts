@@ -4,6 +4,7 @@ import { GatewayError } from "@gw/errors";
 import { createLogger } from "@gw/logger";
 import { CircuitBreakers } from "./circuit-breaker";
 import { withFallback, type RetryPolicy, type RouteAttempt } from "./fallback";
+import { upstreamHttpError } from "./upstream/errors";
 
 const config = GatewayConfig.parse({
   providers: {
@@ -37,6 +38,9 @@ function scripted(answers: Record<string, Result[]>) {
 
 const unavailable = (headers: Record<string, string> = {}) => ({ ok: false as const, error: new GatewayError("upstream_unavailable", "down", { headers }) });
 const badRequest = () => ({ ok: false as const, error: new GatewayError("invalid_request", "bad") });
+/** The provider refusing the credential it was sent, as the upstream call reports it. */
+const refused = (status = 401) => ({ ok: false as const, error: upstreamHttpError(status, {}, "", { upstreamModel: "ma", publicModel: "m" }) });
+const rateLimited = () => ({ ok: false as const, error: upstreamHttpError(429, { "retry-after": "1" }, "", { upstreamModel: "ma", publicModel: "m" }) });
 
 describe("withFallback", () => {
   it("when a route fails retryably once, then it is retried after a backoff and its answer returned", async () => {
@@ -133,5 +137,45 @@ describe("withFallback", () => {
     expect(await withFallback(model, "m", deps, s.attempt)).toMatchObject({ ok: true, from: "a" });
     expect(s.calls).toEqual(["a", "a", "a"]);
   });
-});
 
+  describe("with a workspace's own credential", () => {
+    const own = { a: "sk-workspace-own" };
+
+    it("when the provider refuses it, then the answer is a 424 naming the provider: no retry, no other route; the platform's refused credential still falls back", async () => {
+      const s = scripted({ a: [refused(), refused(), refused(), refused()] });
+      const result = await withFallback(model, "m", { config, secrets: {}, agent: undefined as never, log, retry: s.retry, credentials: own }, s.attempt);
+      expect(result).toMatchObject({ ok: false, error: { code: "provider_credential_refused", status: 424, retryable: false } });
+      expect(result.ok ? "" : result.error.message).toMatch(/provider `a` refused this workspace's own credential \(HTTP 401\)/);
+      expect(s.calls).toEqual(["a"]);
+      expect(s.sleeps).toEqual([]);
+      // The platform's own credential refused: as before, a retryable 502, retried, then the next route.
+      s.calls.length = 0;
+      expect(await withFallback(model, "m", { config, secrets: {}, agent: undefined as never, log, retry: s.retry }, s.attempt)).toMatchObject({ ok: true, from: "b" });
+      expect(s.calls).toEqual(["a", "a", "a", "b"]);
+    });
+
+    it("when it is refused again and again, then its own breaker opens, and another workspace on the same deployment is unaffected", async () => {
+      const breakers = new CircuitBreakers({ threshold: 2, cooldownMs: 30_000, now: () => 0 });
+      const s = scripted({ a: [refused(403), refused(403)] });
+      const deps = { config, secrets: {}, agent: undefined as never, log, retry: s.retry, breakers };
+      for (let i = 0; i < 3; i++) {
+        expect(await withFallback(model, "m", { ...deps, credentials: own }, s.attempt)).toMatchObject({ ok: false, error: { status: 424 } });
+      }
+      expect(s.calls).toEqual(["a", "a"]); // the third was answered without reaching the provider
+      // The platform's credential and another workspace's own one still reach the deployment.
+      expect(await withFallback(model, "m", deps, s.attempt)).toMatchObject({ ok: true, from: "a" });
+      expect(await withFallback(model, "m", { ...deps, credentials: { a: "sk-other-workspace" } }, s.attempt)).toMatchObject({ ok: true, from: "a" });
+      expect(s.calls).toEqual(["a", "a", "a", "a"]);
+    });
+
+    it("when its account is rate limited, then it is retried as usual but never opens the deployment's shared breaker", async () => {
+      const breakers = new CircuitBreakers({ threshold: 1, cooldownMs: 30_000, now: () => 0 });
+      const s = scripted({ a: [rateLimited(), rateLimited(), rateLimited()] });
+      const deps = { config, secrets: {}, agent: undefined as never, log, retry: s.retry, breakers };
+      expect(await withFallback(model, "m", { ...deps, credentials: own }, s.attempt)).toMatchObject({ ok: true, from: "b" });
+      s.calls.length = 0;
+      expect(await withFallback(model, "m", deps, s.attempt)).toMatchObject({ ok: true, from: "a" });
+      expect(s.calls).toEqual(["a"]);
+    });
+  });
+});

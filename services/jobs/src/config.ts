@@ -27,9 +27,13 @@ const JobsEnv = JobTimingEnv.extend({
   JOBS_PORT: port(8083),
   HOST: z.string().default("0.0.0.0"),
   GATEWAY_INTERNAL_SECRET: secret,
+  /** Seals enterprise workspaces' own provider credentials at rest while their jobs can run (as ingress's). */
+  GATEWAY_MASTER_KEY: z.string().min(32, "must be at least 32 characters").optional(),
   GATEWAY_CONFIG: z.string().min(1).default(defaultConfigPath()),
   DATABASE_URL: z.url({ protocol: /^postgres(ql)?$/ }),
   NATS_URL: z.string().min(1),
+  /** Path of a NATS credentials file (a .creds file or an NKey user seed), read by main.ts at start. */
+  NATS_CREDS: z.preprocess((v) => (v === "" ? undefined : v), z.string().min(1).optional()),
   NATS_NAMESPACE: z.string().regex(/^[a-z0-9]+$/).default("gw"),
   GATEWAY_BODY_LIMIT_MB: z.coerce.number().positive().max(512).default(32),
   LOG_LEVEL: logLevel,

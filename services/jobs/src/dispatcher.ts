@@ -1,9 +1,10 @@
 import type { Bus } from "@gw/bus";
-import { internalHeaders, type JobWork } from "@gw/contracts";
+import { internalHeaders, jobStatuses, type JobEvent, type JobWork } from "@gw/contracts";
 import { GatewayError } from "@gw/errors";
 import type { Logger } from "@gw/logger";
 import { errorFormatFor } from "@gw/service-kit";
 import { workSubjectFor } from "./async-routes";
+import type { JobCredentials } from "./job-credentials";
 import type { JobRow, JobStore } from "./job-store";
 
 export interface JobTimings {
@@ -38,17 +39,30 @@ export class Dispatcher {
     private readonly bus: Bus,
     private readonly timings: JobTimings,
     private readonly logger: Logger,
+    private readonly credentials: JobCredentials,
   ) {}
 
-  /** Publishes a job's work and records it; a failure is logged and left to the sweep. */
+  /**
+   * Publishes a job's work and records it; a failure is logged and left to the sweep. The work
+   * carries the workspace's credentials as the row holds them now, sealed for transit: each attempt
+   * takes the current ones. An attempt already published keeps what it was given, its redeliveries
+   * included; a change reaches the attempts after it.
+   */
   async dispatch(job: JobRow): Promise<boolean> {
+    let credentials: string | undefined;
+    try {
+      credentials = job.credentials ? this.credentials.forWork(job.workspace_id, job.credentials) : (job.transit_credentials ?? undefined);
+    } catch (err) {
+      if (!(err instanceof GatewayError)) throw err;
+      return this.failUnrunnable(job, err);
+    }
     const work: JobWork = {
       job_id: job.id,
       route: job.route,
       identity: job.identity,
       request: job.request,
       attempt: job.attempts,
-      ...(job.credentials ? { credentials: job.credentials } : {}),
+      ...(credentials ? { credentials } : {}),
       ...(job.request_id ? { request_id: job.request_id } : {}),
       ...(job.upstream_id ? { resume: { upstream_id: job.upstream_id } } : {}),
     };
@@ -61,6 +75,29 @@ export class Dispatcher {
       return true;
     } catch (err) {
       this.logger.warn({ err, job: job.id }, "jobs: publishing a job's work failed; the sweep will publish it");
+      return false;
+    }
+  }
+
+  /**
+   * A job that cannot run as its workspace asked (its credentials do not open here) fails, through
+   * the same event a worker would send, so its token reservation is settled as any failure's.
+   */
+  private async failUnrunnable(job: JobRow, error: GatewayError): Promise<boolean> {
+    this.logger.warn({ job: job.id, code: error.code }, "jobs: a job's credentials did not open; the job fails");
+    const event: JobEvent = {
+      job_id: job.id,
+      status: jobStatuses.failed,
+      attempt: job.attempts,
+      at: Date.now(),
+      error: error.toEnvelope(errorFormatFor(`/v1/${job.route}`)),
+    };
+    try {
+      await this.bus.enqueue("jobs.events", event, { msgId: `${job.id}:${job.attempts}:final` });
+      await this.store.markDispatched(job.id, job.attempts);
+      return true;
+    } catch (err) {
+      this.logger.warn({ err, job: job.id }, "jobs: failing a job failed; the sweep will try again");
       return false;
     }
   }

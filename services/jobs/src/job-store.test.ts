@@ -1,3 +1,6 @@
+import { copyFileSync, mkdtempSync, readdirSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createPgliteDb, runMigrations, type Db } from "@gw/db";
 import { createLogger } from "@gw/logger";
@@ -135,5 +138,109 @@ describe("when the sweep looks at deadlines and retention", () => {
     expect(await store.removeFinished(3_600_000, 1000)).toBeGreaterThanOrEqual(1);
     expect(await store.read(done.id, "embeddings", "ws_a")).toBeUndefined();
     expect(await store.read(running.id, "embeddings", "ws_a")).toBeDefined();
+  });
+});
+
+describe("when a job's text holds \\u0000 or lone surrogates", () => {
+  const hostile = "nul:\u0000 lone high:\ud800 lone low:\udfff pair:\ud83d\ude00 end";
+
+  it("then the request, result and error are stored and read back with every character intact", async () => {
+    const request = { format: "json" as const, body: { model: "m", input: hostile, [`key${hostile}`]: [hostile] } };
+    const job = await created({ request });
+    expect(job.request).toEqual(request);
+    await store.apply(event(job.id, "completed", 1, { result: { text: hostile } }));
+    expect(await store.read(job.id, "embeddings", "ws_a")).toMatchObject({ status: "completed", request, result: { text: hostile } });
+    const failed = await created({ request });
+    await store.apply(event(failed.id, "failed", 1, { error: { error: { message: hostile } } }));
+    expect((await store.read(failed.id, "embeddings", "ws_a"))?.error).toEqual({ error: { message: hostile } });
+  });
+
+  it("then an idempotent replay and the sweep read the request back intact too", async () => {
+    const request = { format: "json" as const, body: { model: "m", input: hostile } };
+    await created({ request, idempotencyKey: "hostile", requestHash: "hh" });
+    const replay = await store.create(newJob({ request, idempotencyKey: "hostile", requestHash: "hh" }));
+    expect(replay).toMatchObject({ kind: "replayed", job: { request } });
+    const undispatched = await store.undispatched(-60_000, 1000);
+    expect(undispatched.find((j) => j.id === replay.job.id)?.request).toEqual(request);
+  });
+
+  it("then a worker's status and an upstream's task id holding \\u0000 are stored without it, rather than failing the event", async () => {
+    const job = await created();
+    expect((await store.apply(event(job.id, "in_\u0000progress", 1, { upstream_id: "up\u0000-1" }))).changed).toBe(true);
+    expect(await store.read(job.id, "embeddings", "ws_a")).toMatchObject({ status: "in_progress", upstream_id: "up-1" });
+  });
+});
+
+describe("when a job holds a workspace's own credentials", () => {
+  const sealed = { openai: { sealed: "v1.sealed-at-rest", version: 0 } };
+  const credentialsOf = async (id: string) =>
+    (await db.query<{ credentials: unknown; transit_credentials: unknown }>("SELECT credentials, transit_credentials FROM jobs.jobs WHERE id = $1", [id])).rows[0];
+
+  it("then the statement that finishes it, completed, failed or failed overdue, also forgets them", async () => {
+    const [done, failed, overdue] = [await created({ credentials: sealed }), await created({ credentials: sealed }), await created({ credentials: sealed })];
+    expect(await credentialsOf(done.id)).toEqual({ credentials: sealed, transit_credentials: null });
+    await store.apply(event(done.id, "processing", 1));
+    expect((await credentialsOf(done.id))?.credentials).toEqual(sealed); // still running: kept
+    await store.apply(event(done.id, "completed", 2, { result: {} }));
+    await store.apply(event(failed.id, "failed", 1, { error: {} }));
+    await db.query("UPDATE jobs.jobs SET deadline_at = now() - interval '1 second', attempts = 3 WHERE id = $1", [overdue.id]);
+    expect(await store.failOverdue(3, () => ({}), 1000)).toContain(overdue.id);
+    for (const id of [done.id, failed.id, overdue.id]) expect(await credentialsOf(id)).toEqual({ credentials: null, transit_credentials: null });
+  });
+
+  it("then a change to a workspace's credential reaches its unfinished jobs only, and an older change never undoes a newer one", async () => {
+    const ws = { ...identity, workspace_id: "ws_changes" };
+    const [open, bare, finished] = [await created({ identity: ws, credentials: sealed }), await created({ identity: ws }), await created({ identity: ws, credentials: sealed })];
+    const other = await created({ credentials: sealed });
+    await store.apply(event(finished.id, "completed", 1, { result: {} }));
+    expect(await store.applyCredentialChange({ workspace_id: "ws_changes", provider: "openai", sealed: "v1.rotated", version: 20 })).toBe(2);
+    expect((await credentialsOf(open.id))?.credentials).toEqual({ openai: { sealed: "v1.rotated", version: 20 } });
+    expect((await credentialsOf(bare.id))?.credentials).toEqual({ openai: { sealed: "v1.rotated", version: 20 } });
+    expect((await credentialsOf(finished.id))?.credentials).toBeNull();
+    expect((await credentialsOf(other.id))?.credentials).toEqual(sealed);
+    // A removal, then an older put arriving late: the removal stands.
+    await store.applyCredentialChange({ workspace_id: "ws_changes", provider: "openai", version: 30 });
+    expect(await store.applyCredentialChange({ workspace_id: "ws_changes", provider: "openai", sealed: "v1.older", version: 25 })).toBe(0);
+    expect((await credentialsOf(open.id))?.credentials).toEqual({ openai: { version: 30 } });
+    await store.applyCredentialChange({ workspace_id: "ws_changes", provider: "anthropic", sealed: "v1.ant", version: 31 });
+    expect((await credentialsOf(open.id))?.credentials).toEqual({ openai: { version: 30 }, anthropic: { sealed: "v1.ant", version: 31 } });
+  });
+});
+
+describe("when migration 0004 runs over jobs written before it", () => {
+  it("then their JSON survives as text, and only unfinished jobs keep their credentials header", async () => {
+    const old = await createPgliteDb();
+    try {
+      const before = mkdtempSync(join(tmpdir(), "jobs-migrations-"));
+      for (const file of readdirSync(jobsMigrations).filter((f) => f < "0004")) copyFileSync(join(jobsMigrations, file), join(before, file));
+      await runMigrations(old, { schema: "jobs", dir: before });
+      const insert = (id: string, status: string) =>
+        old.query(
+          `INSERT INTO jobs.jobs (id, workspace_id, key_id, route, request, status, result, error, credentials)
+           VALUES ($1, 'ws', 'key', 'embeddings', $2, $3, $4, $5, 'v1.transit-header')`,
+          [id, JSON.stringify({ format: "json", body: { input: "é ☃ \ud83d\ude00 \\ \"q\"", n: [1, 2.5, null, true] } }), status, JSON.stringify({ ok: "yes" }), JSON.stringify(null)],
+        );
+      await insert("job_open", "processing");
+      await insert("job_done", "completed");
+      await runMigrations(old, { schema: "jobs", dir: jobsMigrations });
+      const oldStore = new JobStore(old, TIMEOUT_MS);
+      for (const id of ["job_open", "job_done"]) {
+        expect(await oldStore.read(id, "embeddings", "ws"), id).toMatchObject({
+          request: { format: "json", body: { input: "é ☃ \ud83d\ude00 \\ \"q\"", n: [1, 2.5, null, true] } },
+          result: { ok: "yes" },
+          error: null,
+        });
+      }
+      expect((await oldStore.read("job_open", "embeddings", "ws"))?.transit_credentials).toBe("v1.transit-header");
+      expect((await oldStore.read("job_done", "embeddings", "ws"))?.transit_credentials).toBeNull();
+      // The service then seals the open job's header at rest (JobCredentials.fromTransit) in its place.
+      expect(await oldStore.withTransitCredentials(10)).toEqual([{ id: "job_open", workspace_id: "ws", transit_credentials: "v1.transit-header" }]);
+      const sealed = { openai: { sealed: "v1.at-rest", version: 0 } };
+      expect(await oldStore.convertTransit("job_open", "v1.transit-header", sealed)).toBe(true);
+      expect(await oldStore.read("job_open", "embeddings", "ws")).toMatchObject({ credentials: sealed, transit_credentials: null });
+      expect(await oldStore.withTransitCredentials(10)).toEqual([]);
+    } finally {
+      await old.close();
+    }
   });
 });

@@ -1,6 +1,8 @@
 import type { Identity, JobEvent, JobRequest, TokenTicket } from "@gw/contracts";
 import { finishedJobStatuses, jobStatuses } from "@gw/contracts";
+import type { CredentialChanged } from "@gw/contracts";
 import type { Db, Queryable } from "@gw/db";
+import type { StoredCredentials } from "./job-credentials";
 
 /** One row of `jobs.jobs`, as the service reads it. */
 export interface JobRow {
@@ -10,7 +12,10 @@ export interface JobRow {
   route: string;
   request: JobRequest;
   identity: Identity;
-  credentials: string | null;
+  /** The workspace's own provider credentials, sealed at rest; null once the job has finished. */
+  credentials: StoredCredentials | null;
+  /** A job from before migration 0004: its `x-gw-credentials` header as it arrived (see convertTransit). */
+  transit_credentials: string | null;
   request_id: string | null;
   status: string;
   result: unknown;
@@ -26,7 +31,7 @@ export interface NewJob {
   id: string;
   route: string;
   identity: Identity;
-  credentials?: string;
+  credentials?: StoredCredentials;
   request: JobRequest;
   requestId?: string;
   idempotencyKey?: string;
@@ -34,8 +39,32 @@ export interface NewJob {
   tokenTicket?: TokenTicket;
 }
 
-const COLUMNS = `id, workspace_id, key_id, route, request, identity, credentials, request_id, status, result, error,
-  attempts, upstream_id, request_hash, created_at, completed_at`;
+const COLUMNS = `id, workspace_id, key_id, route, request, identity, credentials, transit_credentials, request_id, status, result,
+  error, attempts, upstream_id, request_hash, created_at, completed_at`;
+
+/**
+ * A row as the database gives it: request, result and error are the JSON text JSON.stringify wrote
+ * (migration 0004: jsonb refuses \u0000 and lone surrogates, which text keeps escaped).
+ */
+type StoredRow = Omit<JobRow, "request" | "result" | "error"> & { request: string; result: string | null; error: string | null };
+
+function fromStored<R extends StoredRow>(row: R): Omit<R, "request" | "result" | "error"> & Pick<JobRow, "request" | "result" | "error"> {
+  return {
+    ...row,
+    request: JSON.parse(row.request) as JobRequest,
+    result: row.result === null ? null : (JSON.parse(row.result) as unknown),
+    error: row.error === null ? null : (JSON.parse(row.error) as unknown),
+  };
+}
+
+/** JSON text for a text column; SQL NULL for nothing. */
+const jsonText = (value: unknown): string | null => (value === undefined ? null : JSON.stringify(value));
+
+/** A text column cannot hold U+0000; a worker's status or an upstream's task id is an opaque token that can do without it. */
+const withoutNul = (text: string): string => (text.includes("\u0000") ? text.replaceAll("\u0000", "") : text);
+
+/** Set in the statement that finishes a job: its credentials are kept only while it can run. */
+const FORGET_CREDENTIALS = "credentials = NULL, transit_credentials = NULL";
 const OPEN = `status NOT IN ('${finishedJobStatuses.join("', '")}')`;
 
 /** An idempotency key is honoured for a day, then released for reuse (issue 6, as Stripe does). */
@@ -61,8 +90,8 @@ export class JobStore {
    * differs.
    */
   async create(job: NewJob): Promise<CreateOutcome> {
-    const insert = (tx: Queryable) =>
-      tx.query<JobRow>(
+    const insert = async (tx: Queryable): Promise<JobRow> => {
+      const inserted = await tx.query<StoredRow>(
         `INSERT INTO jobs.jobs (id, workspace_id, key_id, route, request, identity, credentials, request_id, status, attempts,
            deadline_at, idempotency_key, request_hash, token_ticket)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, '${jobStatuses.queued}', 1, now() + $9 * interval '1 millisecond', $10, $11, $12)
@@ -74,7 +103,7 @@ export class JobStore {
           job.route,
           JSON.stringify(job.request),
           JSON.stringify(job.identity),
-          job.credentials ?? null,
+          job.credentials ? JSON.stringify(job.credentials) : null,
           job.requestId ?? null,
           this.attemptTimeoutMs,
           job.idempotencyKey ?? null,
@@ -82,31 +111,36 @@ export class JobStore {
           job.tokenTicket ? JSON.stringify(job.tokenTicket) : null,
         ],
       );
-    if (!job.idempotencyKey) return { kind: "created", job: (await insert(this.db)).rows[0]! };
+      return fromStored(inserted.rows[0]!);
+    };
+    if (!job.idempotencyKey) return { kind: "created", job: await insert(this.db) };
     return this.db.transaction(async (tx) => {
       const key = [job.identity.key_id, job.route, job.idempotencyKey];
       // The lock serialises two concurrent first uses of one key: the second waits, then replays.
       await tx.query("SELECT pg_advisory_xact_lock(hashtext($1))", [key.join("\n")]);
-      const earlier = await tx.query<JobRow & { fresh: boolean }>(
+      const earlier = await tx.query<StoredRow & { fresh: boolean }>(
         `SELECT ${COLUMNS}, created_at > now() - interval '${IDEMPOTENCY_WINDOW}' AS fresh FROM jobs.jobs
          WHERE key_id = $1 AND route = $2 AND idempotency_key = $3`,
         key,
       );
       const found = earlier.rows[0];
-      if (found?.fresh) return { kind: found.request_hash === job.requestHash ? "replayed" : "conflict", job: found };
+      if (found?.fresh) {
+        const { fresh: _fresh, ...row } = fromStored(found);
+        return { kind: found.request_hash === job.requestHash ? "replayed" : "conflict", job: row };
+      }
       if (found) await tx.query("UPDATE jobs.jobs SET idempotency_key = NULL WHERE id = $1", [found.id]);
-      return { kind: "created", job: (await insert(tx)).rows[0]! };
+      return { kind: "created", job: await insert(tx) };
     });
   }
 
   /** A job as its workspace (and, for research, its key) may see it; undefined for anyone else. */
   async read(id: string, route: string, workspaceId: string, keyId?: string): Promise<JobRow | undefined> {
     const params = [id, route, workspaceId, ...(keyId ? [keyId] : [])];
-    const result = await this.db.query<JobRow>(
+    const result = await this.db.query<StoredRow>(
       `SELECT ${COLUMNS} FROM jobs.jobs WHERE id = $1 AND route = $2 AND workspace_id = $3 ${keyId ? "AND key_id = $4" : ""}`,
       params,
     );
-    return result.rows[0];
+    return result.rows[0] && fromStored(result.rows[0]);
   }
 
   async markDispatched(id: string, attempt: number): Promise<void> {
@@ -124,13 +158,13 @@ export class JobStore {
 
   /** Unfinished jobs whose work never reached the bus (a publish that failed, a crash in between). */
   async undispatched(olderThanMs: number, limit: number): Promise<JobRow[]> {
-    const result = await this.db.query<JobRow>(
+    const result = await this.db.query<StoredRow>(
       `SELECT ${COLUMNS} FROM jobs.jobs
        WHERE dispatched_at IS NULL AND ${OPEN} AND created_at < now() - $1 * interval '1 millisecond'
        ORDER BY created_at LIMIT $2`,
       [olderThanMs, limit],
     );
-    return result.rows;
+    return result.rows.map(fromStored);
   }
 
   /**
@@ -138,7 +172,7 @@ export class JobStore {
    * a new deadline. SKIP LOCKED lets several jobs replicas sweep at once without taking the same row.
    */
   async retryOverdue(maxAttempts: number, limit: number): Promise<JobRow[]> {
-    const result = await this.db.query<JobRow>(
+    const result = await this.db.query<StoredRow>(
       `UPDATE jobs.jobs SET attempts = attempts + 1, status = '${jobStatuses.queued}', dispatched_at = NULL, updated_at = now(),
          deadline_at = now() + $1 * interval '1 millisecond'
        WHERE id IN (SELECT id FROM jobs.jobs WHERE ${OPEN} AND deadline_at < now() AND attempts < $2
@@ -146,7 +180,7 @@ export class JobStore {
        RETURNING ${COLUMNS}`,
       [this.attemptTimeoutMs, maxAttempts, limit],
     );
-    return result.rows;
+    return result.rows.map(fromStored);
   }
 
   /** Jobs past their deadline on their last attempt fail, with an error in the route's envelope. */
@@ -158,9 +192,10 @@ export class JobStore {
     const failed: string[] = [];
     for (const row of overdue.rows) {
       const done = await this.db.query(
-        `UPDATE jobs.jobs SET status = '${jobStatuses.failed}', error = $2, completed_at = now(), updated_at = now(), deadline_at = NULL
+        `UPDATE jobs.jobs SET status = '${jobStatuses.failed}', error = $2, completed_at = now(), updated_at = now(), deadline_at = NULL,
+           ${FORGET_CREDENTIALS}
          WHERE id = $1 AND ${OPEN} AND deadline_at < now()`,
-        [row.id, JSON.stringify(errorFor(row.route, row.attempts))],
+        [row.id, jsonText(errorFor(row.route, row.attempts))],
       );
       if (done.rowCount > 0) failed.push(row.id);
     }
@@ -177,8 +212,10 @@ export class JobStore {
     const finished = finishedJobStatuses.includes(event.status);
     const result = await this.db.query(
       `UPDATE jobs.jobs SET status = $2, status_at = $3, updated_at = now(),
-         result = CASE WHEN $4::boolean THEN $5::jsonb ELSE result END,
-         error = CASE WHEN $4::boolean THEN $6::jsonb ELSE error END,
+         result = CASE WHEN $4::boolean THEN $5::text ELSE result END,
+         error = CASE WHEN $4::boolean THEN $6::text ELSE error END,
+         credentials = CASE WHEN $4::boolean THEN NULL ELSE credentials END,
+         transit_credentials = CASE WHEN $4::boolean THEN NULL ELSE transit_credentials END,
          completed_at = CASE WHEN $4::boolean THEN now() ELSE completed_at END,
          deadline_at = CASE WHEN $4::boolean THEN NULL ELSE now() + $7 * interval '1 millisecond' END,
          upstream_id = COALESCE($8, upstream_id)
@@ -186,17 +223,51 @@ export class JobStore {
        RETURNING token_ticket`,
       [
         event.job_id,
-        event.status,
+        withoutNul(event.status),
         event.at,
         finished,
-        event.result === undefined ? null : JSON.stringify(event.result),
-        event.error === undefined ? null : JSON.stringify(event.error),
+        jsonText(event.result),
+        jsonText(event.error),
         this.attemptTimeoutMs,
-        event.upstream_id ?? null,
+        event.upstream_id === undefined ? null : withoutNul(event.upstream_id),
       ],
     );
     const row = result.rows[0] as { token_ticket: TokenTicket | null } | undefined;
     return { changed: row !== undefined, ...(finished && row?.token_ticket ? { ticket: row.token_ticket } : {}) };
+  }
+
+  /**
+   * A workspace's credential changed (ingress's `credentials.changed`): every unfinished job of the
+   * workspace takes the change, unless it already holds a newer one, so its later attempts run with
+   * the workspace's current credentials. Returns how many jobs took it.
+   */
+  async applyCredentialChange(change: CredentialChanged): Promise<number> {
+    const entry = { ...(change.sealed ? { sealed: change.sealed } : {}), version: change.version };
+    const result = await this.db.query(
+      `UPDATE jobs.jobs SET credentials = jsonb_set(COALESCE(credentials, '{}'::jsonb), ARRAY[$2::text], $3::jsonb)
+       WHERE workspace_id = $1 AND ${OPEN} AND COALESCE((credentials -> $2::text ->> 'version')::bigint, -1) < $4`,
+      [change.workspace_id, change.provider, JSON.stringify(entry), change.version],
+    );
+    return result.rowCount;
+  }
+
+  /** Unfinished jobs from before migration 0004, still holding the header they arrived with. */
+  async withTransitCredentials(limit: number): Promise<{ id: string; workspace_id: string; transit_credentials: string }[]> {
+    const result = await this.db.query<{ id: string; workspace_id: string; transit_credentials: string }>(
+      `SELECT id, workspace_id, transit_credentials FROM jobs.jobs WHERE transit_credentials IS NOT NULL AND credentials IS NULL AND ${OPEN}
+       ORDER BY id LIMIT $1`,
+      [limit],
+    );
+    return result.rows;
+  }
+
+  /** Replaces such a header by the credentials sealed at rest (unless the job has changed since). */
+  async convertTransit(id: string, header: string, credentials: StoredCredentials): Promise<boolean> {
+    const result = await this.db.query(
+      `UPDATE jobs.jobs SET credentials = $3::jsonb, transit_credentials = NULL WHERE id = $1 AND transit_credentials = $2 AND credentials IS NULL`,
+      [id, header, JSON.stringify(credentials)],
+    );
+    return result.rowCount > 0;
   }
 
   /** Removes finished jobs older than the retention time; returns how many went. */

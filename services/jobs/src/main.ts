@@ -1,19 +1,30 @@
-import { createNatsBus } from "@gw/bus";
+import { createNatsBus, readNatsCredentials } from "@gw/bus";
 import { loadGatewayConfig } from "@gw/config";
 import { createPgDb } from "@gw/db";
+import { redactSecrets } from "@gw/logger";
 import { loadOrExit, runUntilSignal } from "@gw/service-kit";
 import { jobTimings, loadJobsEnv } from "./config";
 import { createJobsService } from "./service";
 
 const { config, logger } = loadOrExit("jobs", process.env.LOG_LEVEL, () => {
   const env = loadJobsEnv(process.env);
-  return { ...env, gateway: loadGatewayConfig(env.GATEWAY_CONFIG) };
+  const natsCredentials = env.NATS_CREDS ? readNatsCredentials(env.NATS_CREDS) : undefined;
+  return { ...env, gateway: loadGatewayConfig(env.GATEWAY_CONFIG), natsCredentials };
 });
-const { gateway, ...env } = config;
+const { gateway, natsCredentials, ...env } = config;
+// Censored from every log line, in any form (see @gw/logger).
+redactSecrets(logger, [env.GATEWAY_INTERNAL_SECRET]);
 
 await runUntilSignal(logger, async () => {
   const db = createPgDb({ url: env.DATABASE_URL, applicationName: "gw-jobs" });
-  const bus = await createNatsBus({ url: env.NATS_URL, namespace: env.NATS_NAMESPACE, logger, name: "jobs" });
+  const bus = await createNatsBus({
+    url: env.NATS_URL,
+    credentials: natsCredentials,
+    secret: env.GATEWAY_INTERNAL_SECRET,
+    namespace: env.NATS_NAMESPACE,
+    logger,
+    name: "jobs",
+  });
   const service = createJobsService({
     db,
     bus,
@@ -23,6 +34,7 @@ await runUntilSignal(logger, async () => {
       host: env.HOST,
       port: env.JOBS_PORT,
       internalSecret: env.GATEWAY_INTERNAL_SECRET,
+      masterKey: env.GATEWAY_MASTER_KEY,
       bodyLimitBytes: Math.floor(env.GATEWAY_BODY_LIMIT_MB * 1024 * 1024),
       timings: jobTimings(env),
     },

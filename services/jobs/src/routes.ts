@@ -12,13 +12,16 @@ import {
 } from "@gw/contracts";
 import type { Bus } from "@gw/bus";
 import { fromZodError, GatewayError } from "@gw/errors";
-import { readTranscriptionForm, refuseCredentials, routeLabel, type Catalog } from "@gw/service-kit";
+import { jsonBody, readTranscriptionForm, refuseCredentials, routeLabel, type Catalog } from "@gw/service-kit";
 import { asyncModelRoutes, researchRoute, type AsyncModelRoute } from "./async-routes";
 import type { Dispatcher } from "./dispatcher";
+import type { JobCredentials } from "./job-credentials";
 import type { JobRow, JobStore, NewJob } from "./job-store";
 
 export interface JobRoutesDeps {
   store: JobStore;
+  /** Seals a workspace's own provider credentials at rest; refuses them without a master key. */
+  credentials: JobCredentials;
   bus: Bus;
   dispatcher: Dispatcher;
   catalog: Catalog;
@@ -28,7 +31,6 @@ export interface JobRoutesDeps {
   maxMessageBytes(): number;
 }
 
-const jsonBody = (limit: string) => express.json({ limit, type: () => true });
 const rawBody = (limit: string) => express.raw({ limit, type: () => true });
 
 /**
@@ -148,6 +150,8 @@ const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
 async function create(deps: JobRoutesDeps, req: Request, route: string, request: JobRequest, hashInput: string): Promise<JobRow> {
   const res = req.res as Response;
   const identity = res.locals.identity as Identity;
+  // The workspace's own provider credentials, as requireIdentity opened them from x-gw-credentials.
+  const own = res.locals.credentials as Record<string, string> | undefined;
   const idempotencyKey = req.get(idempotencyKeyHeader);
   if (idempotencyKey !== undefined && !IDEMPOTENCY_KEY.test(idempotencyKey)) {
     throw new GatewayError("invalid_request", "Idempotency-Key must be 1 to 255 printable ASCII characters", { param: idempotencyKeyHeader });
@@ -156,7 +160,8 @@ async function create(deps: JobRoutesDeps, req: Request, route: string, request:
     id: `job_${randomBytes(16).toString("hex")}`,
     route,
     identity,
-    credentials: req.get(internalHeaders.credentials),
+    // Sealed at rest (or the job refused, nothing stored) before the row exists.
+    credentials: own ? deps.credentials.seal(identity.workspace_id, own) : undefined,
     request,
     requestId: res.locals.requestId as string | undefined,
     idempotencyKey,
@@ -164,7 +169,8 @@ async function create(deps: JobRoutesDeps, req: Request, route: string, request:
     tokenTicket: tokenTicketOf(req, identity),
   };
   // The work message carries the request; one the bus cannot carry is refused now, not lost later.
-  const messageBytes = Buffer.byteLength(JSON.stringify({ job_id: job.id, route, identity, credentials: job.credentials, request })) + 512;
+  const credentials = req.get(internalHeaders.credentials);
+  const messageBytes = Buffer.byteLength(JSON.stringify({ job_id: job.id, route, identity, credentials, request })) + 512;
   if (messageBytes > deps.maxMessageBytes()) {
     throw new GatewayError(
       "body_too_large",

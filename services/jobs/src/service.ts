@@ -6,6 +6,7 @@ import { jobStatuses } from "@gw/contracts";
 import type { Logger } from "@gw/logger";
 import { Catalog, createInternalHttp } from "@gw/service-kit";
 import { Dispatcher, type JobTimings } from "./dispatcher";
+import { JobCredentials } from "./job-credentials";
 import { JobStore } from "./job-store";
 import { mountJobRoutes } from "./routes";
 
@@ -15,6 +16,11 @@ export interface JobsSettings {
   internalSecret: string;
   bodyLimitBytes: number;
   timings: JobTimings;
+  /**
+   * GATEWAY_MASTER_KEY: keeps enterprise workspaces' own provider credentials sealed at rest while
+   * their jobs can run. Unset: a job that comes with such credentials is refused (503).
+   */
+  masterKey?: string;
 }
 
 export interface JobsDeps {
@@ -44,9 +50,11 @@ const EVENT_CONCURRENCY = 8;
 export function createJobsService(deps: JobsDeps): JobsService {
   const { settings, logger } = deps;
   const store = new JobStore(deps.db, settings.timings.attemptTimeoutMs);
-  const dispatcher = new Dispatcher(store, deps.bus, settings.timings, logger);
+  const credentials = new JobCredentials(settings.masterKey, settings.internalSecret);
+  const dispatcher = new Dispatcher(store, deps.bus, settings.timings, logger, credentials);
   const catalog = new Catalog(deps.gateway);
   let events: Consumer | undefined;
+  let credentialChanges: Consumer | undefined;
   const http = createInternalHttp({
     name: "jobs",
     logger,
@@ -55,12 +63,13 @@ export function createJobsService(deps: JobsDeps): JobsService {
     internalSecret: settings.internalSecret,
     checks: { postgres: () => deps.db.ping(), nats: () => deps.bus.ping() },
     mount(app) {
-      mountJobRoutes(app, { store, dispatcher, catalog, bus: deps.bus, bodyLimit: `${settings.bodyLimitBytes}b`, maxMessageBytes: () => deps.bus.maxPayloadBytes });
+      mountJobRoutes(app, { store, credentials, dispatcher, catalog, bus: deps.bus, bodyLimit: `${settings.bodyLimitBytes}b`, maxMessageBytes: () => deps.bus.maxPayloadBytes });
     },
   });
   return {
     async start() {
       await runMigrations(deps.db, { schema: "jobs", dir: jobsMigrations, logger });
+      await sealTransitCredentials(store, credentials, logger);
       if (!deps.bus.durable) {
         const requeued = await store.markAllUndispatched();
         if (requeued > 0) logger.info({ jobs: requeued }, "jobs: unfinished jobs of the previous run published again (the bus kept nothing)");
@@ -72,6 +81,12 @@ export function createJobsService(deps: JobsDeps): JobsService {
         const used = event.usage_tokens ?? (event.status === jobStatuses.failed ? 0 : undefined);
         if (ticket && used !== undefined) await deps.bus.enqueue("limits.settle", { job_id: event.job_id, ticket, used }, { msgId: event.job_id });
       });
+      // A workspace's credential put or deleted through ingress's admin API: its unfinished jobs take
+      // the change, so every later attempt runs with the current credentials (none, once deleted).
+      credentialChanges = await deps.bus.consume("credentials.changed", { durable: "jobs", maxDeliver: 20 }, async (change) => {
+        const jobs = await store.applyCredentialChange(change);
+        logger.info({ workspace: change.workspace_id, provider: change.provider, removed: !change.sealed, jobs }, "jobs: a workspace's provider credential changed");
+      });
       dispatcher.start();
       return { url: (await http.start()).url };
     },
@@ -79,6 +94,28 @@ export function createJobsService(deps: JobsDeps): JobsService {
       await http.stop();
       await dispatcher.stop();
       await events?.stop();
+      await credentialChanges?.stop();
     },
   };
+}
+
+/**
+ * Unfinished jobs from before migration 0004 hold the header they arrived with, sealed under the
+ * internal secret: with a master key they are sealed at rest instead, like every new job's.
+ */
+async function sealTransitCredentials(store: JobStore, credentials: JobCredentials, logger: Logger): Promise<void> {
+  if (!credentials.canKeep) return;
+  let converted = 0;
+  const skipped = new Set<string>();
+  for (;;) {
+    const rows = (await store.withTransitCredentials(100 + skipped.size)).filter((row) => !skipped.has(row.id));
+    if (rows.length === 0) break;
+    for (const row of rows) {
+      const sealed = credentials.fromTransit(row.workspace_id, row.transit_credentials);
+      if (sealed && (await store.convertTransit(row.id, row.transit_credentials, sealed))) converted++;
+      else skipped.add(row.id);
+    }
+  }
+  if (converted > 0) logger.info({ jobs: converted }, "jobs: credentials of unfinished jobs sealed at rest");
+  if (skipped.size > 0) logger.warn({ jobs: skipped.size }, "jobs: unfinished jobs keep credentials sealed for transit (they do not open here)");
 }

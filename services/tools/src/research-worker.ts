@@ -1,7 +1,7 @@
 import type { Bus, Consumer, MessageMeta } from "@gw/bus";
 import { jobStatuses, type JobEvent, type JobWork, type WebtoolResearchRequest, type WebtoolResearchStatus } from "@gw/contracts";
 import { GatewayError } from "@gw/errors";
-import type { Logger } from "@gw/logger";
+import { redactSecrets, type Logger } from "@gw/logger";
 import { CredentialsReader, reportJobEvent } from "@gw/service-kit";
 import type { Dispatcher } from "undici";
 import type { GatewayConfig } from "@gw/config";
@@ -27,6 +27,9 @@ export interface ResearchWorkerOptions {
   retry?: RetryPolicy;
 }
 
+/** What `openCredentials` answers for sealed credentials that do not open. */
+const unopenable = Symbol("unopenable");
+
 /** The route name research jobs carry (the jobs service's `researchRoute`). */
 const RESEARCH_ROUTE = "tools/webtool/research";
 /** Deliveries before a research job whose provider keeps failing for now is failed. */
@@ -42,7 +45,7 @@ const READ_FAILURES_PER_DELIVERY = 5;
  */
 export async function startResearchWorker(options: ResearchWorkerOptions): Promise<Consumer> {
   const { bus, logger } = options;
-  const credentials = new CredentialsReader(options.internalSecret);
+  const credentials = new CredentialsReader(options.internalSecret, (values) => redactSecrets(logger, values));
   const stopping = new AbortController();
 
   const publish = (work: JobWork, status: string, extra: Partial<JobEvent> = {}) => reportJobEvent(bus, work, status, extra);
@@ -54,11 +57,23 @@ export async function startResearchWorker(options: ResearchWorkerOptions): Promi
       await fail(work, new GatewayError("not_found", `The tools service runs no jobs of route ${work.route}`));
       return;
     }
+    const credentials = openCredentials(work);
+    if (credentials === unopenable) {
+      // Never the platform's credential in place of the workspace's: the job fails, saying why.
+      await fail(
+        work,
+        new GatewayError(
+          "provider_not_configured",
+          "The workspace's own provider credentials for this job could not be opened by the tools service, so the job was not run (the platform's credential is never used in their place); check that every service has the same GATEWAY_INTERNAL_SECRET",
+        ),
+      );
+      return;
+    }
     const deps: WebtoolResearchDeps = {
       gateway: options.gateway,
       secrets: options.secrets,
       agent: options.agent,
-      credentials: openCredentials(work),
+      credentials,
       retry: options.retry,
     };
     const lastDelivery = meta.deliveryCount >= TEMPORARY_FAILURE_DELIVERIES;
@@ -111,12 +126,13 @@ export async function startResearchWorker(options: ResearchWorkerOptions): Promi
     }
   }
 
-  function openCredentials(work: JobWork): Record<string, string> | undefined {
+  /** The workspace's own credentials; none when the job carries none; `unopenable` when they do not open. */
+  function openCredentials(work: JobWork): Record<string, string> | undefined | typeof unopenable {
     try {
       return credentials.read(work.credentials, work.identity.workspace_id);
     } catch {
-      logger.warn({ job: work.job_id }, "research: the job's sealed credentials did not open; using the platform's");
-      return undefined;
+      logger.warn({ job: work.job_id }, "research: the job's sealed credentials did not open; the job fails");
+      return unopenable;
     }
   }
 

@@ -13,6 +13,8 @@ export interface ToolUpstream {
   maxRetries: number;
   /** The provider's extra headers from the config. */
   headers: Record<string, string>;
+  /** Set when `apiKey` is the workspace's own credential, whose failures are that workspace's (credentialAware). */
+  ownCredential?: true;
 }
 
 /** The provider kind each tool speaks (operator-interface.md: found by the names webtool and serptool). */
@@ -47,7 +49,8 @@ export function resolveToolUpstream(
   if (!provider || provider.kind !== toolProviderKinds[tool]) {
     return { ok: false, error: new GatewayError("not_found", `The tool \`${tool}\` is not configured on this gateway`) };
   }
-  const apiKey = credentials?.[tool] ?? secrets[tool];
+  const own = credentials?.[tool];
+  const apiKey = own ?? secrets[tool];
   if (!apiKey) {
     return { ok: false, error: new GatewayError("provider_not_configured", `The tool \`${tool}\` has no provider credential configured`) };
   }
@@ -60,6 +63,33 @@ export function resolveToolUpstream(
       timeoutMs: provider.timeout_ms,
       maxRetries: provider.max_retries,
       headers: provider.headers ?? {},
+      ...(own === undefined ? {} : { ownCredential: true as const }),
     },
   };
+}
+
+/**
+ * A provider failure as the caller should see it, given whose credential was sent. With a workspace's
+ * own credential, the provider refusing it (a 401 or 403 that the tool's error mapping took for a
+ * credential refusal, not for the caller's request) is a 424 naming the tool: only the workspace can
+ * fix it, so it is not retried, and it is not the 401 an SDK would take for its platform key being
+ * wrong. Its account's quota running out is the workspace's too, not the gateway operator's.
+ */
+export function credentialAware(upstream: ToolUpstream, status: number, error: GatewayError): GatewayError {
+  if (!upstream.ownCredential) return error;
+  const name = `\`${upstream.tool}\``;
+  if ((status === 401 || status === 403) && error.code === "upstream_error") {
+    return new GatewayError(
+      "provider_credential_refused",
+      `The provider ${name} refused this workspace's own credential (HTTP ${status}); the request was not retried. Update the credential this workspace registered for ${name}.`,
+    );
+  }
+  if (error.type === "insufficient_quota") {
+    return new GatewayError("upstream_rate_limited", `The provider ${name} says the quota of this workspace's own credential is exhausted`, {
+      type: error.type,
+      headers: error.headers,
+      retryable: false,
+    });
+  }
+  return error;
 }

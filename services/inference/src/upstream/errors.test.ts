@@ -1,10 +1,21 @@
 import { describe, expect, it } from "vitest";
-import { hideUpstreamModel, upstreamHttpError, upstreamTransportError } from "./errors";
+import { credentialRefusalStatus, hideUpstreamModel, ownCredentialRefused, upstreamHttpError, upstreamTransportError } from "./errors";
 
 const ctx = { upstreamModel: "gpt-4o-2024-08-06", publicModel: "gpt-4o" };
 const openaiBody = (message: string) => JSON.stringify({ error: { message, type: "invalid_request_error", param: null, code: null } });
 
 describe("upstreamHttpError", () => {
+  it("when the provider quotes the credential it was sent in its error, then the caller's message has it masked", () => {
+    const credential = "sk-proj-abcdefghijklmnop0123456789";
+    const withKey = { ...ctx, credential };
+    for (const status of [400, 404, 422, 429]) {
+      const err = upstreamHttpError(status, {}, openaiBody(`Incorrect API key provided: ${credential}. You can find your API key at …`), withKey);
+      expect(err.message, String(status)).not.toContain(credential);
+      expect(err.message, String(status)).toContain("[redacted]");
+    }
+    expect(hideUpstreamModel(`stream failed for ${credential} on gpt-4o-2024-08-06`, withKey)).toBe("stream failed for [redacted] on gpt-4o");
+  });
+
   it("when the upstream answers 429, then it stays a retryable 429 keeping retry-after and retry-after-ms", () => {
     const err = upstreamHttpError(
       429,
@@ -114,5 +125,19 @@ describe("hideUpstreamModel", () => {
 
   it("when the upstream name holds regex characters, then it is replaced literally", () => {
     expect(hideUpstreamModel("m.1 and mx1", { upstreamModel: "m.1", publicModel: "pub" })).toBe("pub and mx1");
+  });
+});
+
+describe("credential refusals", () => {
+  it("when the upstream answers 401, 402 or 403, then the failure is known as a refusal of the credential sent, and nothing else is", () => {
+    for (const status of [401, 402, 403]) expect(credentialRefusalStatus(upstreamHttpError(status, {}, "", ctx)), String(status)).toBe(status);
+    for (const status of [400, 404, 429, 500, 503]) expect(credentialRefusalStatus(upstreamHttpError(status, {}, "", ctx)), String(status)).toBeUndefined();
+  });
+
+  it("when it was a workspace's own credential, then the error is a non-retryable 424 naming the provider, never a 401", () => {
+    const err = ownCredentialRefused("openai-main", 401);
+    expect([err.code, err.status, err.retryable]).toEqual(["provider_credential_refused", 424, false]);
+    expect(err.message).toContain("`openai-main` refused this workspace's own credential");
+    expect(err.toEnvelope("anthropic").error.type).toBe("invalid_request_error");
   });
 });

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createInProcessBus, type Bus } from "@gw/bus";
 import type { PlanLimitsTable } from "@gw/config";
+import { providerCredentialSealing, type CredentialChanged } from "@gw/contracts";
 import { createPgliteDb, runMigrations, type Db } from "@gw/db";
 import { createLogger } from "@gw/logger";
 import { createMetrics, Sealer, startHttpServer, type RunningServer } from "@gw/service-kit";
@@ -20,6 +21,7 @@ let db: Db;
 let bus: Bus;
 const servers: RunningServer[] = [];
 const published: string[] = [];
+const announced: CredentialChanged[] = [];
 
 async function start(sealer: Sealer | undefined): Promise<string> {
   const app = createAdminApp({
@@ -30,7 +32,7 @@ async function start(sealer: Sealer | undefined): Promise<string> {
     adminToken,
     plans,
     onIdentityChanged: () => {},
-    credentials: { store: new CredentialStore(db), sealer, providers: ["openai", "anthropic"] },
+    credentials: { store: new CredentialStore(db, bus), sealer, providers: ["openai", "anthropic"] },
   });
   const server = await startHttpServer(app, 0, "127.0.0.1");
   servers.push(server);
@@ -43,6 +45,7 @@ beforeAll(async () => {
   await runMigrations(db, { schema: "ingress", dir: ingressMigrations });
   bus = createInProcessBus({ logger });
   bus.subscribe("identity.changed", (m) => void published.push(m.id));
+  await bus.consume("credentials.changed", { durable: "jobs" }, async (m) => void announced.push(m));
   url = await start(new Sealer("credential-routes-master-key-0123456789", "provider-credentials"));
 }, 60_000);
 afterAll(async () => {
@@ -78,6 +81,23 @@ describe("when an enterprise workspace registers its own provider credential", (
     const del = await call(url, "DELETE", `/admin/workspaces/${ws}/credentials/openai`);
     expect(del.status).toBe(200);
     expect((await call(url, "DELETE", `/admin/workspaces/${ws}/credentials/openai`)).status).toBe(404);
+  });
+
+  it("then each put and delete is announced to the async jobs, the put with the credential as sealed at rest, in version order", async () => {
+    const ws = await workspace("enterprise");
+    const mine = () => announced.filter((m) => m.workspace_id === ws);
+    await call(url, "PUT", `/admin/workspaces/${ws}/credentials/anthropic`, { api_key: "sk-ant-first-000" });
+    await call(url, "PUT", `/admin/workspaces/${ws}/credentials/anthropic`, { api_key: "sk-ant-rotated-1" });
+    await call(url, "DELETE", `/admin/workspaces/${ws}/credentials/anthropic`);
+    await expect.poll(() => mine().length).toBe(3);
+    const [first, rotated, removed] = mine() as [CredentialChanged, CredentialChanged, CredentialChanged];
+    const atRest = new Sealer("credential-routes-master-key-0123456789", providerCredentialSealing.purpose);
+    const context = providerCredentialSealing.context(ws, "anthropic");
+    expect([atRest.open(first.sealed ?? "", context), atRest.open(rotated.sealed ?? "", context)]).toEqual(["sk-ant-first-000", "sk-ant-rotated-1"]);
+    expect(removed).toMatchObject({ workspace_id: ws, provider: "anthropic" });
+    expect(removed.sealed).toBeUndefined();
+    expect(first.version < rotated.version && rotated.version < removed.version).toBe(true);
+    expect(JSON.stringify(mine())).not.toContain("sk-ant");
   });
 
   it("then a workspace on another plan, an unknown provider, a bad body or a missing master key is refused", async () => {

@@ -1,10 +1,10 @@
-import { internalHeaders } from "@gw/contracts";
-import type { Logger } from "@gw/logger";
+import { internalHeaders, providerCredentialSealing } from "@gw/contracts";
+import { redactSecrets, type Logger } from "@gw/logger";
 import { credentialsTransitPurpose, Sealer } from "@gw/service-kit";
 import type { KeyPrincipal } from "../store/identity-store";
 
 /** The context a credential is sealed under at rest: it cannot be moved to another workspace. */
-export const credentialContext = (workspaceId: string, provider: string) => `${workspaceId}/${provider}`;
+export const credentialContext = providerCredentialSealing.context;
 
 /**
  * Turns an enterprise workspace's sealed credentials into the `x-gw-credentials` header for the
@@ -52,6 +52,8 @@ export class CredentialRelay {
       }
       open[provider] = value;
     }
+    // From now on this process's log lines censor the workspace's keys as they do the platform's.
+    redactSecrets(this.logger, Object.values(open));
     return Object.keys(open).length > 0 ? this.transit.seal(JSON.stringify(open), workspace.id) : undefined;
   }
 }

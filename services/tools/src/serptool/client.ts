@@ -1,6 +1,6 @@
 import { SerptoolSearchResponse, type SerptoolSearchQuery } from "@gw/contracts";
 import type { Dispatcher } from "undici";
-import type { ToolUpstream } from "../tool-upstream";
+import { credentialAware, type ToolUpstream } from "../tool-upstream";
 import { callJson, malformed, type ToolOutcome } from "../upstream/call";
 import { upstreamUrl, type CallSignal } from "@gw/service-kit";
 import { defaultRetryPolicy, withRetries, type RetryPolicy } from "../upstream/retry";
@@ -30,7 +30,7 @@ export function createSerptoolClient(upstream: ToolUpstream, agent: Dispatcher, 
           timeoutMs: upstream.timeoutMs,
           signal: options.signal,
           label: SERPTOOL_LABEL,
-          httpError: serptoolHttpError,
+          httpError: (status, h, text) => credentialAware(upstream, status, serptoolHttpError(status, h, text)),
         });
         if (!answer.ok) return answer;
         const parsed = SerptoolSearchResponse.safeParse(answer.value.body);

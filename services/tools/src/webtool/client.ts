@@ -14,7 +14,7 @@ import {
 } from "@gw/contracts";
 import type { Dispatcher } from "undici";
 import type { z } from "zod";
-import type { ToolUpstream } from "../tool-upstream";
+import { credentialAware, type ToolUpstream } from "../tool-upstream";
 import { callJson, malformed, type ToolOutcome } from "../upstream/call";
 import { upstreamUrl, type CallSignal } from "@gw/service-kit";
 import { defaultRetryPolicy, withRetries, type RetryPolicy } from "../upstream/retry";
@@ -77,7 +77,7 @@ export function createWebtoolClient(upstream: ToolUpstream, agent: Dispatcher, r
         timeoutMs: options.timeoutMs,
         signal: options.signal,
         label: WEBTOOL_LABEL,
-        httpError: (status, h, text) => webtoolHttpError(operation, status, h, text),
+        httpError: (status, h, text) => credentialAware(upstream, status, webtoolHttpError(operation, status, h, text)),
       });
       if (!answer.ok) return answer;
       const parsed = schema.safeParse(answer.value.body);

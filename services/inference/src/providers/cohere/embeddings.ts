@@ -3,6 +3,7 @@ import { GatewayError } from "@gw/errors";
 import { bearerJsonHeaders, malformed, postJson, upstreamUrl } from "../../upstream/json-call";
 import type { EmbeddingsResult, ProviderContext, UpstreamCall } from "../types";
 import { CohereEmbedResponse } from "./wire";
+import { failureContext } from "../../upstream/errors";
 
 /** Cohere takes at most 96 texts per embed call; OpenAI-style callers send up to 2,048. */
 export const COHERE_MAX_TEXTS = 96;
@@ -36,7 +37,7 @@ export async function cohereEmbeddings(ctx: ProviderContext, call: UpstreamCall<
         body: embedBody(call.upstreamModel, batch, call.request.dimensions),
         timeoutMs: ctx.config.timeout_ms,
         signal: call.signal,
-        names: { upstreamModel: call.upstreamModel, publicModel: call.publicModel },
+        names: failureContext(ctx, call),
       },
       CohereEmbedResponse,
     );

@@ -4,6 +4,7 @@ import { bearerJsonHeaders, malformed, postJson, upstreamUrl } from "../../upstr
 import { shapeRerankResults } from "../rerank-results";
 import type { ProviderContext, RerankResult, UpstreamCall } from "../types";
 import { CohereRerankResponse } from "./wire";
+import { failureContext } from "../../upstream/errors";
 
 /**
  * Rerank on Cohere's v2 API (`POST {base_url}/v2/rerank`), whose shape is already the public one.
@@ -29,7 +30,7 @@ export async function cohereRerank(ctx: ProviderContext, call: UpstreamCall<Rera
       body,
       timeoutMs: ctx.config.timeout_ms,
       signal: call.signal,
-      names: { upstreamModel: call.upstreamModel, publicModel: call.publicModel },
+      names: failureContext(ctx, call),
     },
     CohereRerankResponse,
   );

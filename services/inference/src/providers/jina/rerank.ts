@@ -4,6 +4,7 @@ import { z } from "zod";
 import { bearerJsonHeaders, malformed, postJson, upstreamUrl } from "../../upstream/json-call";
 import { shapeRerankResults } from "../rerank-results";
 import type { ProviderContext, RerankResult, UpstreamCall } from "../types";
+import { failureContext } from "../../upstream/errors";
 
 /**
  * Jina's answer (provider-wire-formats.md §5.2). `document` may be a plain string or `{text}`, or
@@ -46,7 +47,7 @@ export async function jinaRerank(ctx: ProviderContext, call: UpstreamCall<Rerank
       body,
       timeoutMs: ctx.config.timeout_ms,
       signal: call.signal,
-      names: { upstreamModel: call.upstreamModel, publicModel: call.publicModel },
+      names: failureContext(ctx, call),
       errorBody: jinaErrorBody,
     },
     JinaRerankResponse,

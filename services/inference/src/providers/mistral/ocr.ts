@@ -2,6 +2,7 @@ import { OcrPage, OcrUsageInfo, type OcrRequest } from "@gw/contracts";
 import { z } from "zod";
 import { bearerJsonHeaders, postJson, upstreamUrl } from "../../upstream/json-call";
 import type { OcrResult, ProviderContext, UpstreamCall } from "../types";
+import { failureContext } from "../../upstream/errors";
 
 /** Mistral's OCR answer, read loosely: only what the public answer is built from is checked. */
 const MistralOcrResponse = z.looseObject({
@@ -25,7 +26,7 @@ export async function mistralOcr(ctx: ProviderContext, call: UpstreamCall<OcrReq
       body: { ...call.request, model: call.upstreamModel },
       timeoutMs: ctx.config.timeout_ms,
       signal: call.signal,
-      names: { upstreamModel: call.upstreamModel, publicModel: call.publicModel },
+      names: failureContext(ctx, call),
       errorBody: mistralErrorBody,
     },
     MistralOcrResponse,

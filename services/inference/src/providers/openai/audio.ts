@@ -2,7 +2,8 @@ import { TranscriptionJson, type SpeechRequest, type TranscriptionFormat } from 
 import { FormData, Response } from "undici";
 import type { ProviderContext, SpeechResult, TranscriptionResult, TranscriptionUpload, UpstreamCall } from "../types";
 import { openaiHeaders } from "./chat";
-import { contentTypeOf, failureNames, isEventStream, postOpenAI, readJson, relayEvents } from "./passthrough";
+import { contentTypeOf, isEventStream, postOpenAI, readJson, relayEvents } from "./passthrough";
+import { failureContext } from "../../upstream/errors";
 
 /** What the audio formats are sent as when an upstream names no content type of its own. */
 const speechContentTypes: Record<string, string> = {
@@ -40,7 +41,7 @@ export async function openaiTranscriptions(ctx: ProviderContext, call: UpstreamC
   const headers = { ...openaiHeaders(ctx, stream), "content-type": contentType };
   const sent = await postOpenAI(ctx, call, "/audio/transcriptions", body, headers);
   if (!sent.ok) return sent;
-  if (isEventStream(sent.response)) return { ok: true, kind: "stream", events: relayEvents(sent.response.body, failureNames(call)) };
+  if (isEventStream(sent.response)) return { ok: true, kind: "stream", events: relayEvents(sent.response.body, failureContext(ctx, call)) };
   if (textFormats.has(call.request.form.response_format ?? "json")) {
     const text = await sent.response.body.text();
     return { ok: true, kind: "text", contentType: contentTypeOf(sent.response) ?? "text/plain; charset=utf-8", text };

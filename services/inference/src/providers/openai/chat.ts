@@ -1,6 +1,7 @@
 import { ChatCompletion, ChatCompletionChunk, type ChatCompletionRequest } from "@gw/contracts";
 import type { ChatResult, ProviderContext, UpstreamCall } from "../types";
-import { failureNames, postOpenAI, readJson } from "./passthrough";
+import { postOpenAI, readJson } from "./passthrough";
+import { failureContext } from "../../upstream/errors";
 import { openaiUpstreamBody, relayOpenAIChunks } from "./stream-relay";
 
 /** Any OpenAI-compatible upstream: the request passes through with the upstream model name. */
@@ -18,7 +19,7 @@ export async function postChat(ctx: ProviderContext, call: UpstreamCall<ChatComp
   if (!sent.ok) return sent;
   if (stream) {
     const showUsage = call.request.stream_options?.include_usage === true;
-    return { ok: true, kind: "stream", events: relayOpenAIChunks(sent.response.body, ChatCompletionChunk, failureNames(call), showUsage) };
+    return { ok: true, kind: "stream", events: relayOpenAIChunks(sent.response.body, ChatCompletionChunk, failureContext(ctx, call), showUsage) };
   }
   const completion = await readJson(sent.response, (v) => ChatCompletion.safeParse(v));
   if (!completion.ok) return completion;

@@ -1,7 +1,8 @@
 import { Completion, type CompletionRequest } from "@gw/contracts";
 import type { CompletionResult, ProviderContext, UpstreamCall } from "../types";
 import { openaiHeaders } from "./chat";
-import { failureNames, postOpenAI, readJson } from "./passthrough";
+import { postOpenAI, readJson } from "./passthrough";
+import { failureContext } from "../../upstream/errors";
 import { openaiUpstreamBody, relayOpenAIChunks } from "./stream-relay";
 
 /**
@@ -14,7 +15,7 @@ export async function openaiCompletions(ctx: ProviderContext, call: UpstreamCall
   if (!sent.ok) return sent;
   if (stream) {
     const showUsage = call.request.stream_options?.include_usage === true;
-    return { ok: true, kind: "stream", events: relayOpenAIChunks(sent.response.body, Completion, failureNames(call), showUsage) };
+    return { ok: true, kind: "stream", events: relayOpenAIChunks(sent.response.body, Completion, failureContext(ctx, call), showUsage) };
   }
   const read = await readJson(sent.response, (v) => Completion.safeParse(v));
   if (!read.ok) return read;

@@ -2,6 +2,7 @@ import { EmbeddingsResponse, type EmbeddingsRequest } from "@gw/contracts";
 import { postJson, upstreamUrl } from "../../upstream/json-call";
 import type { EmbeddingsResult, ProviderContext, UpstreamCall } from "../types";
 import { openaiHeaders } from "./chat";
+import { failureContext } from "../../upstream/errors";
 
 /**
  * Any OpenAI-compatible upstream: the request passes through (encoding_format and dimensions
@@ -17,7 +18,7 @@ export async function openaiEmbeddings(ctx: ProviderContext, call: UpstreamCall<
       body: { ...call.request, model: call.upstreamModel },
       timeoutMs: ctx.config.timeout_ms,
       signal: call.signal,
-      names: { upstreamModel: call.upstreamModel, publicModel: call.publicModel },
+      names: failureContext(ctx, call),
     },
     EmbeddingsResponse,
   );

@@ -1,6 +1,6 @@
 import { GatewayError } from "@gw/errors";
 import type { UpstreamResponse } from "@gw/service-kit";
-import { hideUpstreamModel, upstreamTransportError, type UpstreamFailureContext } from "../../upstream/errors";
+import { failureContext, hideUpstreamModel, upstreamTransportError, type UpstreamFailureContext } from "../../upstream/errors";
 import { postUpstream, upstreamUrl, type SentUpstream } from "../../upstream/json-call";
 import { readSse } from "../../upstream/sse";
 import type { ProviderContext, RelayedStreamEvent, UpstreamCall } from "../types";
@@ -10,9 +10,6 @@ import type { ProviderContext, RelayedStreamEvent, UpstreamCall } from "../types
  * server's credential, failures as values, and an SSE relay for streams the gateway does not reshape.
  */
 
-export function failureNames(call: UpstreamCall<unknown>): UpstreamFailureContext {
-  return { upstreamModel: call.upstreamModel, publicModel: call.publicModel };
-}
 
 /**
  * A POST to `${base_url}${path}` with the server's credential; see `postUpstream`. `buffered` when
@@ -32,7 +29,7 @@ export function postOpenAI(
     body,
     timeoutMs: ctx.config.timeout_ms,
     signal: call.signal,
-    names: failureNames(call),
+    names: failureContext(ctx, call),
     buffered,
   });
 }
