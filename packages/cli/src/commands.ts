@@ -28,7 +28,8 @@ export const usage = `Usage: pnpm gw <command> [--json]
   workspace's, or the plan's); --clear-limits removes every override. A key's limits may not
   exceed its workspace's.
 
-Environment: GATEWAY_ADMIN_URL (default http://127.0.0.1:8090), GATEWAY_ADMIN_TOKEN (required).`;
+Environment: GATEWAY_ADMIN_URL (default http://127.0.0.1:8090), GATEWAY_ADMIN_TOKEN (default: the
+  token pnpm start generated into $GATEWAY_DATA_DIR/admin-token; GATEWAY_DATA_DIR defaults to .data/).`;
 
 const options = {
   json: { type: "boolean" },

@@ -3,6 +3,10 @@ import { parseCommand, usage, UsageError } from "./commands";
 export interface CliIo {
   adminUrl: string;
   adminToken: string | undefined;
+  /** Where the token was read from when GATEWAY_ADMIN_TOKEN was not set. */
+  adminTokenFile?: string;
+  /** Why there is no token, when there is none. */
+  adminTokenProblem?: string;
   out: (text: string) => void;
   err: (text: string) => void;
 }
@@ -19,7 +23,7 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
     return 2;
   }
   if (!io.adminToken) {
-    io.err("error: GATEWAY_ADMIN_TOKEN is not set (the admin token printed by `pnpm start`)\n");
+    io.err(`error: ${io.adminTokenProblem ?? "GATEWAY_ADMIN_TOKEN is not set"}\n`);
     return 2;
   }
   const { call, json } = command;
@@ -38,6 +42,9 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
   if (!res.ok) {
     const message = (body.error as { message?: string } | undefined)?.message ?? res.statusText;
     io.err(json ? `${JSON.stringify(body)}\n` : `error (${res.status}): ${message}\n`);
+    if (res.status === 401 && io.adminTokenFile) {
+      io.err(`(the admin token was read from ${io.adminTokenFile}; if the gateway was started with GATEWAY_ADMIN_TOKEN, set the same here)\n`);
+    }
     return 1;
   }
   io.out(json ? `${JSON.stringify(body)}\n` : describe(body));

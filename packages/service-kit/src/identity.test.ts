@@ -2,7 +2,10 @@ import { createHmac } from "node:crypto";
 import type { Identity } from "@gw/contracts";
 import { GatewayError } from "@gw/errors";
 import { describe, expect, it } from "vitest";
-import { IdentitySigner, IdentityVerifier, signIdentity, verifyIdentity } from "./identity";
+import { Writable } from "node:stream";
+import { createLogger, redactSecrets } from "@gw/logger";
+import { credentialsTransitPurpose, CredentialsReader, IdentitySigner, IdentityVerifier, signIdentity, verifyIdentity } from "./identity";
+import { Sealer } from "./sealed";
 
 const secret = "test-internal-secret-0123456789";
 const identity: Identity = {
@@ -151,5 +154,28 @@ describe("IdentitySigner and IdentityVerifier", () => {
     const headers = [1, 2, 3].map((i) => signIdentity({ ...who, key_id: `key_${i}` }, secret));
     expect(headers.map((h) => verifier.verify(h).key_id)).toEqual(["key_1", "key_2", "key_3"]);
     expect(verifier.verify(headers[0] as string).key_id).toBe("key_1");
+  });
+});
+
+describe("CredentialsReader", () => {
+  it("when a workspace's own credential is opened, then the process's log lines censor it from then on", () => {
+    const lines: string[] = [];
+    const destination = new Writable({
+      write(chunk: Buffer, _encoding, done) {
+        lines.push(chunk.toString());
+        done();
+      },
+    });
+    const logger = createLogger({ service: "t", destination });
+    const own = "workspace-own-credential-0123456789"; // no known key shape: only being told censors it
+    const header = new Sealer(secret, credentialsTransitPurpose).seal(JSON.stringify({ openai: own }), "ws_abc");
+    const reader = new CredentialsReader(secret, (values) => redactSecrets(logger, values));
+    logger.info(`before: ${own}`);
+    expect(reader.read(header, "ws_abc")).toEqual({ openai: own });
+    logger.info(`after: ${own}`);
+    logger.warn({ upstream: { message: `Incorrect API key provided: ${own}` } }, "provider said");
+    expect(lines[0]).toContain(own);
+    expect(lines.slice(1).join("")).not.toContain(own);
+    expect(lines[1]).toContain("[redacted]");
   });
 });

@@ -1,6 +1,7 @@
 import { createHmac, timingSafeEqual } from "node:crypto";
 import { Identity, internalHeaders } from "@gw/contracts";
 import { GatewayError } from "@gw/errors";
+import { redactSecrets, type Logger } from "@gw/logger";
 import { Sealer } from "./sealed";
 
 /**
@@ -103,7 +104,15 @@ export class CredentialsReader {
   private readonly sealer: Sealer;
   private readonly opened = new Map<string, Record<string, string> | null>();
 
-  constructor(secret: string, private readonly maxEntries = 1_000) {
+  /**
+   * `onOpened` hears of every credential the first time it is opened, so the process's logger can
+   * censor a workspace's own keys as it does the platform's.
+   */
+  constructor(
+    secret: string,
+    private readonly onOpened: (values: string[]) => void = () => undefined,
+    private readonly maxEntries = 1_000,
+  ) {
     this.sealer = new Sealer(secret, credentialsTransitPurpose);
   }
 
@@ -114,6 +123,7 @@ export class CredentialsReader {
     if (value === undefined) {
       const text = this.sealer.open(header, workspaceId);
       value = text === undefined ? null : (JSON.parse(text) as Record<string, string>);
+      if (value) this.onOpened(Object.values(value));
       if (this.opened.size >= this.maxEntries) this.opened.clear();
       this.opened.set(key, value);
     }
@@ -123,9 +133,9 @@ export class CredentialsReader {
 }
 
 /** Guards a service's /v1 routes: only calls signed by ingress get through. */
-export function requireIdentity(secret: string): import("express").RequestHandler {
+export function requireIdentity(secret: string, logger?: Logger): import("express").RequestHandler {
   const verifier = new IdentityVerifier(secret);
-  const credentials = new CredentialsReader(secret);
+  const credentials = new CredentialsReader(secret, logger && ((values) => redactSecrets(logger, values)));
   return (req, res, next) => {
     const header = req.headers[internalHeaders.identity];
     const identity = verifier.verify(Array.isArray(header) ? header[0] : header);

@@ -41,7 +41,7 @@ export function createInternalHttp(options: InternalServiceOptions): InternalHtt
       app.get("/metrics", async (_req, res) => {
         res.type(metrics.registry.contentType).send(await metrics.registry.metrics());
       });
-      app.use("/v1", requireIdentity(options.internalSecret));
+      app.use("/v1", requireIdentity(options.internalSecret, options.logger));
       options.mount(app, metrics);
       finishApp(app);
       server = await startHttpServer(app, options.port, options.host);

@@ -1,5 +1,8 @@
-import { randomBytes } from "node:crypto";
+import { join } from "node:path";
+import { repoRoot } from "@gw/config";
+import { meshBanner } from "./banner";
 import { spawnMesh, waitForMesh } from "./mesh-processes";
+import { generateAdminToken, generateInternalSecret, secretFileNames, suppliedOrKept } from "./secret-file";
 
 /**
  * `pnpm start:mesh`: the four services as separate processes against real Postgres, Redis and
@@ -9,8 +12,18 @@ const env = { ...process.env };
 env.DATABASE_URL ??= "postgres://postgres@127.0.0.1:5432/postgres";
 env.REDIS_URL ??= "redis://127.0.0.1:6379";
 env.NATS_URL ??= "nats://127.0.0.1:4222";
-env.GATEWAY_ADMIN_TOKEN ??= `gw_admin_${randomBytes(24).toString("base64url")}`;
-env.GATEWAY_INTERNAL_SECRET ??= randomBytes(32).toString("base64url");
+// Secrets not supplied are generated once into 0600 files in the data folder (as `pnpm start`
+// does) and kept across restarts; a supplied one is never written or shown.
+const dataDir = env.GATEWAY_DATA_DIR || join(repoRoot(), ".data");
+let adminToken;
+try {
+  adminToken = suppliedOrKept(env.GATEWAY_ADMIN_TOKEN, dataDir, secretFileNames.adminToken, generateAdminToken);
+  env.GATEWAY_ADMIN_TOKEN = adminToken.value;
+  env.GATEWAY_INTERNAL_SECRET = suppliedOrKept(env.GATEWAY_INTERNAL_SECRET, dataDir, secretFileNames.internalSecret, generateInternalSecret).value;
+} catch (err) {
+  process.stderr.write(`cannot keep the mesh's secrets in the data folder ${dataDir}: ${(err as Error).message}\n`);
+  process.exit(1);
+}
 const num = (v: string | undefined, d: number) => (v ? Number(v) : d);
 const ports = {
   public: num(env.PORT, 8080),
@@ -40,14 +53,4 @@ process.once("SIGINT", () => void shutdown(0));
 process.once("SIGTERM", () => void shutdown(0));
 
 await waitForMesh(ports);
-process.stdout.write(
-  [
-    "",
-    "AI gateway running (mesh: four processes)",
-    `  API base URL   http://127.0.0.1:${ports.public}/v1`,
-    `  admin API      http://127.0.0.1:${ports.admin}/admin`,
-    `  admin token    ${env.GATEWAY_ADMIN_TOKEN}`,
-    "  create a workspace and key: pnpm gw workspace create dev --plan pro; pnpm gw key create <workspace-id>",
-    "",
-  ].join("\n") + "\n",
-);
+process.stdout.write(meshBanner({ url: `http://127.0.0.1:${ports.public}`, adminUrl: `http://127.0.0.1:${ports.admin}`, adminToken }));

@@ -1,0 +1,46 @@
+import type { ResolvedSecret } from "./secret-file";
+
+/**
+ * What `pnpm start` and `pnpm start:mesh` print for the person at the terminal. A secret the
+ * operator supplied is never echoed; a generated one is named by its file. The development key is
+ * the one exception: it is shown once, as the admin API shows a new key, and never again.
+ */
+export function adminTokenLine(token: ResolvedSecret, variable = "GATEWAY_ADMIN_TOKEN"): string {
+  if (token.supplied) return `  admin token    from ${variable} (not shown)`;
+  return `  admin token    in ${token.path} (${token.created ? "new; " : ""}readable only by you; pnpm gw reads it from there)`;
+}
+
+export interface EmbeddedBannerInput {
+  url: string;
+  adminUrl: string;
+  adminToken: ResolvedSecret;
+  dev: { key?: string; workspaceId?: string; count: number };
+}
+
+export function embeddedBanner({ url, adminUrl, adminToken, dev }: EmbeddedBannerInput): string {
+  const lines = [
+    "",
+    "AI gateway running (embedded default)",
+    `  API base URL   ${url}/v1`,
+    `  admin API      ${adminUrl}/admin`,
+    adminTokenLine(adminToken),
+    ...(dev.key
+      ? [`  dev key        ${dev.key}`, `                 (workspace ${dev.workspaceId}; shown this once and never again: it is stored only as a hash, so keep it now)`]
+      : [`  workspaces     ${dev.count} already exist; create a key with: pnpm gw key create <workspace-id>`]),
+    "",
+  ];
+  return `${lines.join("\n")}\n`;
+}
+
+export function meshBanner(input: { url: string; adminUrl: string; adminToken: ResolvedSecret }): string {
+  const lines = [
+    "",
+    "AI gateway running (mesh: four processes)",
+    `  API base URL   ${input.url}/v1`,
+    `  admin API      ${input.adminUrl}/admin`,
+    adminTokenLine(input.adminToken),
+    "  create a workspace and key: pnpm gw workspace create dev --plan pro; pnpm gw key create <workspace-id>",
+    "",
+  ];
+  return `${lines.join("\n")}\n`;
+}
