@@ -22,7 +22,15 @@ describe("parseFlags", () => {
     expect(parseFlags(["--compare-portkey"]).comparePortkey).toBe(true);
   });
 
+  it("when --baseline names a directory, then it is kept as given; when absent, then there is no baseline key at all", () => {
+    expect(parseFlags(["--baseline", "/tmp/gw-base", "--scenarios", "one-in-flight"])).toMatchObject({ baseline: "/tmp/gw-base", scenarios: ["one-in-flight"] });
+    expect(parseFlags(["--baseline=../gw-base"]).baseline).toBe("../gw-base");
+    expect("baseline" in parseFlags([])).toBe(false);
+  });
+
   it.each([
+    [["--baseline", " "], "--baseline: expected the directory"],
+    [["--baseline"], "--baseline"],
     [["--requests", "0"], "--requests: expected an integer >= 1"],
     [["--block", "0"], "--block: expected an integer >= 1"],
     [["--warmup=-1"], "--warmup: expected an integer >= 0"],

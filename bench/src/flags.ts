@@ -13,6 +13,11 @@ export interface BenchFlags {
   comparePortkey: boolean;
   /** Run only these scenarios (by name, in the usual order); empty: all of them. */
   scenarios: string[];
+  /**
+   * Another checkout of this repository (installed): its services run as a second mesh, and
+   * one-in-flight and spaced measure it as a third path beside direct and gateway.
+   */
+  baseline?: string;
   help: boolean;
 }
 
@@ -37,6 +42,9 @@ export const usage = `usage: tsx bench/src/main.ts [options]
                  hook into ingress and inference)
   --compare-portkey
                  also measure @portkey-ai/gateway (installed into bench/.portkey) on the same upstream
+  --baseline DIR another checkout of this repository, installed (git worktree add DIR <commit>, then
+                 pnpm install --frozen-lockfile in DIR): its services run as a second mesh on the same
+                 upstream, and one-in-flight and spaced measure direct, gateway and baseline interleaved
   --help         this text`;
 
 /** Parses argv (without node and script); throws an Error naming the bad flag. */
@@ -52,11 +60,13 @@ export function parseFlags(argv: readonly string[]): BenchFlags {
       out: { type: "string" },
       "compare-portkey": { type: "boolean" },
       scenarios: { type: "string" },
+      baseline: { type: "string" },
       help: { type: "boolean", short: "h" },
     },
   });
   const out = values.out ?? defaultFlags.out;
   if (out.trim() === "") throw new Error("--out: expected a file path");
+  if (values.baseline !== undefined && values.baseline.trim() === "") throw new Error("--baseline: expected the directory of another checkout");
   return {
     requests: integer("requests", values.requests, defaultFlags.requests, 1),
     warmup: integer("warmup", values.warmup, defaultFlags.warmup, 0),
@@ -64,6 +74,8 @@ export function parseFlags(argv: readonly string[]): BenchFlags {
     out,
     comparePortkey: values["compare-portkey"] ?? false,
     scenarios: (values.scenarios ?? "").split(",").map((n) => n.trim()).filter((n) => n !== ""),
+    // Absent unless given, so runs without it report exactly what they always did.
+    ...(values.baseline === undefined ? {} : { baseline: values.baseline }),
     help: values.help ?? false,
   };
 }

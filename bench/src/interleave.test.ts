@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { interleaveBlocks } from "./interleave";
+import { interleaveBlocks, rotateBlocks } from "./interleave";
 
 describe("interleaveBlocks", () => {
   it("alternates the paths in blocks, reversing the order every other round (A B B A A B …)", () => {
@@ -33,5 +33,38 @@ describe("interleaveBlocks", () => {
     expect(interleaveBlocks(["a", "b"], 30, 100)).toEqual([{ path: "a", count: 30 }, { path: "b", count: 30 }]);
     expect(interleaveBlocks(["a", "b"], 0, 100)).toEqual([]);
     expect(() => interleaveBlocks(["a", "b"], 10, 0)).toThrow(/block size/);
+  });
+});
+
+describe("rotateBlocks", () => {
+  it("when there are three paths, then each round starts one path later and no path ever runs two blocks in a row", () => {
+    const blocks = rotateBlocks(["d", "g", "b"], 600, 100);
+    expect(blocks.map((b) => b.path).join("")).toBe("dgb" + "gbd" + "bdg" + "dgb" + "gbd" + "bdg");
+    expect(blocks.every((block, i) => i === 0 || blocks[i - 1]?.path !== block.path)).toBe(true);
+    // Every path takes every place equally often: none always runs after the same other path.
+    for (const path of ["d", "g", "b"]) {
+      const places = blocks.flatMap((b, i) => (b.path === path ? [i % 3] : []));
+      expect(places.sort()).toEqual([0, 0, 1, 1, 2, 2]);
+    }
+  });
+
+  it("when the count does not divide, then the last round is short and every path gets exactly its requests", () => {
+    const blocks = rotateBlocks(["d", "g", "b"], 250, 100);
+    expect(blocks).toEqual([
+      { path: "d", count: 100 },
+      { path: "g", count: 100 },
+      { path: "b", count: 100 },
+      { path: "g", count: 100 },
+      { path: "b", count: 100 },
+      { path: "d", count: 100 },
+      { path: "b", count: 50 },
+      { path: "d", count: 50 },
+      { path: "g", count: 50 },
+    ]);
+  });
+
+  it("when there are two paths, then the order is interleaveBlocks' own", () => {
+    expect(rotateBlocks(["a", "b"], 450, 100)).toEqual(interleaveBlocks(["a", "b"], 450, 100));
+    expect(() => rotateBlocks(["a", "b", "c"], 10, 0)).toThrow(/block size/);
   });
 });

@@ -21,3 +21,20 @@ export function interleaveBlocks<P extends string>(paths: readonly P[], perPath:
   }
   return blocks;
 }
+
+/** How a run's requests are split into blocks and ordered (interleaveBlocks or rotateBlocks). */
+export type BlockOrder = <P extends string>(paths: readonly P[], perPath: number, blockSize: number) => Block<P>[];
+
+/**
+ * Like interleaveBlocks, but round r starts with path r (A B C | B C A | C A B …). With three
+ * paths, A B C | C B A would run A and C twice in a row at every turn while B always follows
+ * another path, so B's blocks would start colder; here no path ever follows itself and every path
+ * takes every place in turn. With two paths the order is the same as interleaveBlocks'.
+ */
+export function rotateBlocks<P extends string>(paths: readonly P[], perPath: number, blockSize: number): Block<P>[] {
+  const rounds = interleaveBlocks(paths, perPath, blockSize);
+  return rounds.map((block, index) => {
+    const round = Math.floor(index / paths.length);
+    return { path: paths[(round + (index % paths.length)) % paths.length] as P, count: block.count };
+  });
+}

@@ -1,7 +1,7 @@
 import type { HalfMedians } from "./drift";
 import { createLatencyHistogram, type Histogram, type LatencySummary } from "./histogram";
 import type { TimedClient } from "./http-client";
-import { interleaveBlocks } from "./interleave";
+import { interleaveBlocks, type BlockOrder } from "./interleave";
 import { accumulateCpu, readCpu, type CpuReading } from "./process-cpu";
 
 /**
@@ -23,8 +23,14 @@ export async function runBlock(client: TimedClient, count: number, ...histograms
 }
 
 /** Unrecorded requests, interleaved the same way as the measured ones. */
-export async function warmUpInterleaved<P extends string>(clients: Record<P, TimedClient>, paths: readonly P[], perPath: number, blockSize: number): Promise<void> {
-  for (const block of interleaveBlocks(paths, perPath, blockSize)) await runBlock(clients[block.path], block.count);
+export async function warmUpInterleaved<P extends string>(
+  clients: Record<P, TimedClient>,
+  paths: readonly P[],
+  perPath: number,
+  blockSize: number,
+  order: BlockOrder = interleaveBlocks,
+): Promise<void> {
+  for (const block of order(paths, perPath, blockSize)) await runBlock(clients[block.path], block.count);
 }
 
 export interface InterleavedMeasurement<P extends string> {
@@ -42,6 +48,8 @@ export interface InterleavedOptions {
   block: number;
   /** Processes whose CPU is read around every block, by name. */
   processes: Readonly<Record<string, number>>;
+  /** The order of the blocks; interleaveBlocks unless given. */
+  order?: BlockOrder;
 }
 
 export async function measureInterleaved<P extends string>(clients: Record<P, TimedClient>, paths: readonly P[], options: InterleavedOptions): Promise<InterleavedMeasurement<P>> {
@@ -49,7 +57,7 @@ export async function measureInterleaved<P extends string>(clients: Record<P, Ti
   const halves = byKey(paths, () => [createLatencyHistogram(), createLatencyHistogram()] as const);
   const cpu = byKey(paths, (): CpuReading => ({}));
   const started = process.hrtime.bigint();
-  const blocks = interleaveBlocks(paths, options.requests, options.block);
+  const blocks = (options.order ?? interleaveBlocks)(paths, options.requests, options.block);
   for (const [index, block] of blocks.entries()) {
     const half = halves[block.path][index < blocks.length / 2 ? 0 : 1];
     const before = readCpu(options.processes);

@@ -3,9 +3,10 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { baselineProcesses, describeBaseline, readBaselineCheckout, type BaselineCheckout, type BaselineMesh } from "./baseline/baseline-checkout";
 import { Cleanup } from "./cleanup";
 import { parseFlags, usage, type BenchFlags } from "./flags";
-import { startGateway } from "./gateway/start-gateway";
+import { startGateway, type BenchGateway } from "./gateway/start-gateway";
 import { currentLoadAverage, describeMachine } from "./machine";
 import { cpuUsers, neighbourNote, readProcessTable, type NeighbourReport } from "./neighbours";
 import { renderHeader, renderTable } from "./report";
@@ -20,13 +21,15 @@ import { stackFloor } from "./scenarios/stack-floor";
 import { openLoop } from "./scenarios/open-loop-load";
 import { streaming } from "./scenarios/streaming";
 import type { BenchContext, Scenario, ScenarioResult } from "./scenarios/scenario";
-import { chatTargets } from "./targets";
+import { chatTargets, gatewayChatTarget } from "./targets";
 import { spawnUpstream } from "./upstream/spawn-upstream";
 
 /** Run in this order; later scenarios (open-loop load, capacity, streaming, …) are appended here. */
 const scenarios: readonly Scenario[] = [oneInFlight, spaced, stackFloor, capacity, openLoop, streaming, limiter, asyncJobs];
 /** Run only when named in --scenarios: each changes how the services are started. */
 const optIn: readonly Scenario[] = [breakdown];
+/** The scenarios that measure the --baseline mesh too; the others ignore it. */
+const measuringBaseline: readonly Scenario[] = [oneInFlight, spaced];
 
 const progress = (message: string) => process.stderr.write(`[bench] ${message}\n`);
 
@@ -64,6 +67,19 @@ async function main(argv: readonly string[]): Promise<number> {
     return 2;
   }
   const chosen = flags.scenarios.length > 0 ? known.filter((s) => flags.scenarios.includes(s.name)) : scenarios;
+  let checkout: BaselineCheckout | undefined;
+  if (flags.baseline !== undefined) {
+    if (!chosen.some((s) => measuringBaseline.includes(s))) {
+      process.stderr.write(`--baseline: only ${measuringBaseline.map((s) => s.name).join(" and ")} measure the baseline; add one to --scenarios\n`);
+      return 2;
+    }
+    try {
+      checkout = readBaselineCheckout(flags.baseline);
+    } catch (err) {
+      process.stderr.write(`${(err as Error).message}\n`);
+      return 2;
+    }
+  }
 
   const cleanup = new Cleanup();
   const breakdownDir = chosen.includes(breakdown) ? mkdtempSync(join(tmpdir(), "gw-bench-")) : undefined;
@@ -93,18 +109,21 @@ async function main(argv: readonly string[]): Promise<number> {
     if (cleanup.stopping) throw new Error("interrupted");
     progress("starting the mesh (four processes, Postgres, Redis, NATS)");
     const gatewayStart = startGateway({ upstreamURL: upstream.url, upstreamKey, serviceEnv: serviceEnv(breakdownPrefix) });
-    cleanup.add("mesh", async () => {
-      // A failed start has already stopped its processes and dropped its database.
-      const started = await gatewayStart.catch(() => undefined);
-      if (!started) return;
-      const codes = await started.stop();
-      if (Object.values(codes).some((code) => code !== 0)) {
-        process.stderr.write(`services did not exit cleanly: ${JSON.stringify(codes)}\n${started.output()}\n`);
-        process.exitCode = 1;
-      }
-    });
+    cleanup.add("mesh", () => stopMesh(gatewayStart, "services"));
     const gateway = await gatewayStart;
     if (cleanup.stopping) throw new Error("interrupted");
+
+    let baseline: BaselineMesh | undefined;
+    if (checkout) {
+      // The same upstream and configuration, its own database, NATS namespace, Redis prefix and
+      // ports; only the environment the mesh needs (an older checkout may not know newer variables).
+      progress(`starting the baseline mesh: ${describeBaseline(checkout)}`);
+      const baselineStart = startGateway({ upstreamURL: upstream.url, upstreamKey, serviceEnv: serviceEnv(undefined), root: checkout.dir });
+      cleanup.add("baseline mesh", () => stopMesh(baselineStart, "baseline services"));
+      const started = await baselineStart;
+      if (cleanup.stopping) throw new Error("interrupted");
+      baseline = { ...checkout, gateway: started, processes: baselineProcesses(started.pids), chat: gatewayChatTarget(started) };
+    }
 
     const ctx: BenchContext = {
       flags,
@@ -115,6 +134,7 @@ async function main(argv: readonly string[]): Promise<number> {
       progress,
       breakdownPrefix,
       earlier: {},
+      ...(baseline ? { baseline } : {}),
     };
     const results: ScenarioResult[] = [];
     const others: Record<string, NeighbourReport> = {};
@@ -139,8 +159,16 @@ async function main(argv: readonly string[]): Promise<number> {
       finishedAt: new Date().toISOString(),
       loadAverageAtEnd: currentLoadAverage(),
       machine,
-      flags: { requests: flags.requests, warmup: flags.warmup, block: flags.block, comparePortkey: flags.comparePortkey, scenarios: chosen.map((s) => s.name) },
+      flags: {
+        requests: flags.requests,
+        warmup: flags.warmup,
+        block: flags.block,
+        comparePortkey: flags.comparePortkey,
+        scenarios: chosen.map((s) => s.name),
+        ...(checkout ? { baseline: checkout.dir } : {}),
+      },
       setup: { mesh: "four processes", database: "postgres", bus: "nats", redis: true, logLevel: "warn", upstream: "fixed answer, zero delay, own process" },
+      ...(checkout ? { baseline: checkout } : {}),
       scenarios: Object.fromEntries(results.map((r) => [r.name, r.data])),
       // CPU used by processes the benchmark did not start, per scenario, as a share of one core.
       otherProcesses: others,
@@ -148,7 +176,8 @@ async function main(argv: readonly string[]): Promise<number> {
     writeFileSync(out, `${JSON.stringify(report, null, 2)}\n`);
 
     const sections = results.map((r) => [...r.tables.map(renderTable), ...(r.notes.length ? [r.notes.join("\n")] : [])].join("\n\n"));
-    process.stdout.write(`\n${renderHeader(machine)}\n\n${sections.join("\n\n")}\n\nresults: ${out}\n`);
+    const header = checkout ? `${renderHeader(machine)}\n${describeBaseline(checkout)}` : renderHeader(machine);
+    process.stdout.write(`\n${header}\n\n${sections.join("\n\n")}\n\nresults: ${out}\n`);
     return 0;
   } catch (err) {
     // After an interrupt, requests fail because the processes are going away: not worth a stack.
@@ -157,6 +186,17 @@ async function main(argv: readonly string[]): Promise<number> {
   } finally {
     progress("stopping");
     await cleanup.run();
+  }
+}
+
+/** Stops a mesh once its start has settled (a failed start has already stopped its processes and dropped its database). */
+async function stopMesh(start: Promise<BenchGateway>, label: string): Promise<void> {
+  const started = await start.catch(() => undefined);
+  if (!started) return;
+  const codes = await started.stop();
+  if (Object.values(codes).some((code) => code !== 0)) {
+    process.stderr.write(`${label} did not exit cleanly: ${JSON.stringify(codes)}\n${started.output()}\n`);
+    process.exitCode = 1;
   }
 }
 

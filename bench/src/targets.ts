@@ -35,28 +35,35 @@ export function streamingChatTargets(chat: Record<ChatPath, RequestTarget>): Rec
 
 /** The same non-streaming chat request, straight to the upstream and through the gateway. */
 export function chatTargets(upstream: UpstreamProcess, gateway: BenchGateway, upstreamKey: string): Record<ChatPath, RequestTarget> {
-  const target = (baseURL: string, key: string): RequestTarget => {
-    const url = new URL(`${baseURL}/chat/completions`);
-    return {
-      origin: url.origin,
-      path: url.pathname,
-      headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
-      body: chatRequestBody,
-    };
+  return { direct: chatTarget(upstream.url, upstreamKey), gateway: gatewayChatTarget(gateway) };
+}
+
+/** The chat request through a mesh with its workspace key (this tree's or a baseline's). */
+export function gatewayChatTarget(gateway: Pick<BenchGateway, "baseURL" | "key">): RequestTarget {
+  return chatTarget(gateway.baseURL, gateway.key);
+}
+
+function chatTarget(baseURL: string, key: string): RequestTarget {
+  const url = new URL(`${baseURL}/chat/completions`);
+  return {
+    origin: url.origin,
+    path: url.pathname,
+    headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+    body: chatRequestBody,
   };
-  return { direct: target(upstream.url, upstreamKey), gateway: target(gateway.baseURL, gateway.key) };
 }
 
 /**
- * One request per path before any timing: both must answer 200 with the same text, and the gateway
- * must name the public model. A benchmark of error answers would measure the wrong thing fast.
+ * One request per path before any timing: each must answer 200 with the same text, and every path
+ * but direct (a gateway) must name the public model. A benchmark of error answers would measure the
+ * wrong thing fast.
  */
-export async function verifyChatPaths(clients: Record<ChatPath, TimedClient>): Promise<void> {
-  for (const path of chatPaths) {
+export async function verifyChatPaths<P extends string = ChatPath>(clients: Record<P, TimedClient>, paths: readonly P[] = chatPaths as readonly P[]): Promise<void> {
+  for (const path of paths) {
     const answer = await clients[path].once();
     if (answer.status !== 200) throw new Error(`${path}: status ${answer.status}: ${answer.text.slice(0, 500)}`);
     const body = JSON.parse(answer.text) as { model?: unknown; choices?: { message?: { content?: unknown } }[] };
     if (body.choices?.[0]?.message?.content !== answerText) throw new Error(`${path}: unexpected answer ${answer.text.slice(0, 500)}`);
-    if (path === "gateway" && body.model !== benchModel) throw new Error(`gateway: model ${String(body.model)}, expected ${benchModel}`);
+    if (path !== "direct" && body.model !== benchModel) throw new Error(`${path}: model ${String(body.model)}, expected ${benchModel}`);
   }
 }

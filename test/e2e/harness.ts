@@ -29,7 +29,15 @@ export interface RunningMesh {
  * Starts the four services as separate processes against this machine's Postgres, Redis and NATS
  * (a fresh database, Redis key prefix and NATS namespace per run), with the given config file.
  */
-export async function startTestMesh(configYaml: string, extraEnv: Record<string, string> = {}): Promise<RunningMesh> {
+export async function startTestMesh(
+  configYaml: string,
+  extraEnv: Record<string, string> = {},
+  options: {
+    serviceEnv?: Partial<Record<MeshServiceName, Record<string, string>>>;
+    /** Another checkout whose services to start instead of this repository's (spawnMesh's `root`). */
+    root?: string;
+  } = {},
+): Promise<RunningMesh> {
   const db: TestDatabase = await createTestDatabase();
   const dir = mkdtempSync(join(tmpdir(), "gw-e2e-"));
   const configPath = join(dir, "gateway.config.yaml");
@@ -59,7 +67,7 @@ export async function startTestMesh(configYaml: string, extraEnv: Record<string,
     LOG_LEVEL: "warn",
     ...extraEnv,
   };
-  const mesh = spawnMesh({ ports, stdio: "pipe", env });
+  const mesh = spawnMesh({ ports, stdio: "pipe", env, serviceEnv: options.serviceEnv, root: options.root });
   let log = "";
   const capture = (name: string, child: import("node:child_process").ChildProcess) => {
     child.stdout?.on("data", (d: Buffer) => (log += `[${name}] ${d.toString()}`));

@@ -23,6 +23,8 @@ export interface GatewayOptions {
   upstreamKey: string;
   /** More environment for the four services (e.g. NODE_OPTIONS to profile them). */
   serviceEnv?: Record<string, string>;
+  /** Start the services of this other checkout (its own entry points and node_modules), not this tree's. */
+  root?: string;
 }
 
 /**
@@ -35,7 +37,7 @@ export async function startGateway(options: GatewayOptions): Promise<BenchGatewa
     BENCH_UPSTREAM_KEY: options.upstreamKey,
     REDIS_URL: await testRedisUrl(),
     ...options.serviceEnv,
-  });
+  }, { root: options.root });
   try {
     const admin = adminClient(mesh.adminURL, mesh.adminToken);
     const ws = await admin<{ id: string }>("POST", "/admin/workspaces", { name: "bench", plan: "enterprise", models: [benchModel] });

@@ -1,3 +1,6 @@
+import { baselineData, comparisonOf, measureAgainstBaseline } from "../baseline/against-baseline";
+import type { BaselineMesh } from "../baseline/baseline-checkout";
+import { baselinePaths, baselineTables } from "../baseline/baseline-report";
 import { driftWarning } from "../drift";
 import { encodeHistogram, percentileDifference, summarize, type LatencySummary } from "../histogram";
 import { createTimedClient } from "../http-client";
@@ -14,6 +17,7 @@ import type { BenchContext, Json, Scenario, ScenarioResult } from "./scenario";
 export const oneInFlight: Scenario = {
   name: "one-in-flight",
   async run(ctx: BenchContext): Promise<ScenarioResult> {
+    if (ctx.baseline) return againstBaseline(ctx, ctx.baseline);
     const { flags } = ctx;
     const clients = byPath((path) => createTimedClient(ctx.chat[path], 1));
     try {
@@ -57,6 +61,30 @@ export const oneInFlight: Scenario = {
     }
   },
 };
+
+/** With --baseline: direct, gateway and the baseline's mesh, in rotating blocks. */
+async function againstBaseline(ctx: BenchContext, baseline: BaselineMesh): Promise<ScenarioResult> {
+  const { flags } = ctx;
+  const run = await measureAgainstBaseline(ctx, baseline, { name: "one-in-flight", requests: flags.requests, warmup: flags.warmup, block: flags.block });
+  const comparison = comparisonOf(run, flags.requests);
+  const title = `one request in flight: ${flags.requests} per path, blocks of ${flags.block} in rotation, after ${flags.warmup} warm-up`;
+  return {
+    name: "one-in-flight",
+    tables: baselineTables(comparison, title, baseline),
+    notes: baselinePaths.flatMap((path) => driftWarning(path, run.halves[path]) ?? []),
+    data: {
+      requestsPerPath: flags.requests,
+      warmupPerPath: flags.warmup,
+      blockSize: flags.block,
+      blockOrder: "rotating",
+      durationMs: Math.round(run.durationMs),
+      baseline: baselineData(baseline),
+      ...comparison,
+      halvesP50Ms: run.halves,
+      histogramsMicros: byKey(baselinePaths, (path) => encodeHistogram(run.histograms[path])),
+    } satisfies Json,
+  };
+}
 
 function byPath<T>(make: (path: ChatPath) => T): Record<ChatPath, T> {
   return byKey(chatPaths, make);

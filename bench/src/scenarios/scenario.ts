@@ -1,3 +1,4 @@
+import type { BaselineMesh } from "../baseline/baseline-checkout";
 import type { BenchFlags } from "../flags";
 import type { BenchGateway } from "../gateway/start-gateway";
 import type { RequestTarget } from "../http-client";
@@ -21,6 +22,8 @@ export interface BenchContext {
   breakdownPrefix?: string;
   /** The `data` of the scenarios that already ran, by name (e.g. capacity feeds the open-loop rates). */
   earlier: Record<string, Json>;
+  /** The second mesh, from another checkout (--baseline); one-in-flight and spaced measure it too. */
+  baseline?: BaselineMesh;
 }
 
 export interface ScenarioResult {

@@ -1,4 +1,7 @@
 import { setTimeout as sleep } from "node:timers/promises";
+import { baselineData, comparisonOf, measureAgainstBaseline } from "../baseline/against-baseline";
+import type { BaselineMesh } from "../baseline/baseline-checkout";
+import { baselineTables } from "../baseline/baseline-report";
 import { percentileDifference, summarize } from "../histogram";
 import { createTimedClient, type TimedClient } from "../http-client";
 import { byKey, cpuPerRequest, measureInterleaved, round3, roundedSummary } from "../interleaved-run";
@@ -33,6 +36,7 @@ export function afterAPause(client: TimedClient, ms: number, wait: (ms: number) 
 export const spaced: Scenario = {
   name: "spaced",
   async run(ctx: BenchContext): Promise<ScenarioResult> {
+    if (ctx.baseline) return againstBaseline(ctx, ctx.baseline);
     const clients = byKey(chatPaths, (path) => createTimedClient(ctx.chat[path], 1));
     try {
       await verifyChatPaths(clients);
@@ -65,3 +69,22 @@ export const spaced: Scenario = {
     }
   },
 };
+
+/** With --baseline: direct, gateway and the baseline's mesh, request by request in rotation. */
+async function againstBaseline(ctx: BenchContext, baseline: BaselineMesh): Promise<ScenarioResult> {
+  const run = await measureAgainstBaseline(ctx, baseline, {
+    name: "spaced",
+    requests: requestsPerPath,
+    warmup: 0,
+    block: 1,
+    wrap: (client) => afterAPause(client, pauseMs),
+  });
+  const comparison = comparisonOf(run, requestsPerPath);
+  const title = `requests after a pause: ${requestsPerPath} per path, each after ${pauseMs} ms of quiet, paths in rotation`;
+  return {
+    name: "spaced",
+    tables: baselineTables(comparison, title, baseline),
+    notes: [],
+    data: { requestsPerPath, pauseMs, baseline: baselineData(baseline), ...comparison } satisfies Json,
+  };
+}

@@ -17,8 +17,15 @@ export interface MeshOptions {
   ports: MeshPorts;
   /** Shared environment: infrastructure URLs, secrets, GATEWAY_CONFIG, provider credentials. */
   env: Record<string, string | undefined>;
+  /** Added for one service only, over the shared environment (its own NATS_CREDS, say). */
+  serviceEnv?: Partial<Record<MeshServiceName, Record<string, string>>>;
   /** Where each child's output goes; the default is this process's stdout/stderr. */
   stdio?: "inherit" | "pipe";
+  /**
+   * The checkout whose services to start (its own entry points, node_modules and working
+   * directory); the default is this repository. The benchmark starts an older checkout this way.
+   */
+  root?: string;
 }
 
 export interface Mesh {
@@ -45,11 +52,11 @@ export function spawnMesh(options: MeshOptions): Mesh {
     TOOLS_URL: `http://127.0.0.1:${ports.tools}`,
     JOBS_URL: `http://127.0.0.1:${ports.jobs}`,
   };
-  const root = repoRoot();
+  const root = options.root ?? repoRoot();
   const start = (name: MeshServiceName) =>
     spawn(process.execPath, ["--import", "tsx", join(root, "services", name, "src", "main.ts")], {
       cwd: root,
-      env: base,
+      env: { ...base, ...options.serviceEnv?.[name] },
       stdio: options.stdio === "pipe" ? ["ignore", "pipe", "pipe"] : "inherit",
     });
   const processes = Object.fromEntries(meshServices.map((name) => [name, start(name)])) as Record<MeshServiceName, ChildProcess>;
