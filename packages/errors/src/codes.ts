@@ -17,11 +17,20 @@ export const errorCodes = {
   conflict: { status: 409, openai: "invalid_request_error", anthropic: "conflict_error" },
   body_too_large: { status: 413, openai: "invalid_request_error", anthropic: "request_too_large" },
   unsupported_media_type: { status: 415, openai: "invalid_request_error", anthropic: "invalid_request_error" },
+  /**
+   * The provider refused the workspace's own credential (registered through the admin API). Not 401,
+   * which SDKs read as their gateway key being wrong; not retryable: only the workspace can fix it.
+   */
+  provider_credential_refused: { status: 424, openai: "invalid_request_error", anthropic: "invalid_request_error" },
   rate_limit_exceeded: { status: 429, openai: "requests", anthropic: "rate_limit_error" },
   upstream_rate_limited: { status: 429, openai: "rate_limit_error", anthropic: "rate_limit_error" },
+  /** A client address that failed to authenticate too often is refused for the rest of its window. */
+  too_many_auth_failures: { status: 429, openai: "rate_limit_error", anthropic: "rate_limit_error" },
   internal_error: { status: 500, openai: "server_error", anthropic: "api_error" },
   upstream_error: { status: 502, openai: "server_error", anthropic: "api_error" },
   upstream_unavailable: { status: 503, openai: "server_error", anthropic: "overloaded_error" },
+  /** This process is at its bound on request bodies held at once: a retryable 503, never a crash. */
+  server_busy: { status: 503, openai: "server_error", anthropic: "overloaded_error" },
   provider_not_configured: { status: 503, openai: "server_error", anthropic: "api_error" },
   upstream_timeout: { status: 504, openai: "server_error", anthropic: "timeout_error" },
 } as const satisfies Record<string, { status: number; openai: string; anthropic: string }>;

@@ -4,6 +4,7 @@ import type { ErrorFormat, Identity } from "@gw/contracts";
 import { GatewayError, fromZodError } from "@gw/errors";
 import { requestLogger, type Logger } from "@gw/logger";
 import { ZodError } from "zod";
+import { tooDeepMessage } from "./json-body";
 import type { ServiceMetrics } from "./metrics";
 
 declare global {
@@ -82,6 +83,8 @@ export function sendError(res: express.Response, error: GatewayError, path: stri
 export function toGatewayError(err: unknown): GatewayError {
   if (err instanceof GatewayError) return err;
   if (err instanceof ZodError) return fromZodError(err);
+  // The router could not decode a path parameter (`%C0%AF`): no resource has such a name.
+  if (err instanceof URIError) return new GatewayError("not_found", "No such resource: the path holds malformed percent-encoding");
   if (typeof err !== "object" || err === null) {
     return new GatewayError("internal_error", "Internal server error", { cause: err });
   }
@@ -89,6 +92,8 @@ export function toGatewayError(err: unknown): GatewayError {
   switch (bodyError.type) {
     case "entity.parse.failed":
       return new GatewayError("invalid_request", "Invalid body: not valid JSON");
+    case "entity.too.deep":
+      return new GatewayError("invalid_request", tooDeepMessage);
     case "entity.too.large":
       return new GatewayError("body_too_large", `Request body is larger than the limit of ${bodyError.limit ?? "?"} bytes`);
     case "encoding.unsupported":

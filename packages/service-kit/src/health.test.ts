@@ -90,6 +90,28 @@ describe("Health.readiness", () => {
   });
 });
 
+describe("Health.readiness under a flood", () => {
+  it("when a hundred readiness calls overlap, then the dependency checks run once, and a call a second later checks again", async () => {
+    let now = 0;
+    const health = new Health({ now: () => now });
+    let runs = 0;
+    health.addCheck("postgres", async () => {
+      runs++;
+      await new Promise((r) => setTimeout(r, 5));
+      return true;
+    });
+    const answers = await Promise.all(Array.from({ length: 100 }, () => health.readiness(100)));
+    expect(answers.every((a) => a.ready)).toBe(true);
+    expect(runs).toBe(1);
+    now += 500;
+    await health.readiness(100);
+    expect(runs).toBe(1);
+    now += 1_001;
+    await health.readiness(100);
+    expect(runs).toBe(2);
+  });
+});
+
 describe("Health over HTTP", () => {
   it("when all is well, then /livez and /readyz answer 200", async () => {
     const health = new Health();

@@ -2,6 +2,9 @@ import type { Express } from "express";
 
 export type ReadinessCheck = () => Promise<boolean>;
 
+/** How long a readiness answer is reused. */
+const REUSE_MS = 1_000;
+
 /**
  * /livez answers while the process runs; /readyz answers 200 only when every dependency check
  * passes and the service is not draining. Checks run in parallel, each bounded by a timeout.
@@ -9,6 +12,11 @@ export type ReadinessCheck = () => Promise<boolean>;
 export class Health {
   private draining = false;
   private readonly checks = new Map<string, ReadinessCheck>();
+  private readonly now: () => number;
+
+  constructor(options: { now?: () => number } = {}) {
+    this.now = options.now ?? Date.now;
+  }
 
   addCheck(name: string, check: ReadinessCheck): void {
     this.checks.set(name, check);
@@ -18,12 +26,28 @@ export class Health {
     this.draining = true;
   }
 
+  /**
+   * The checks' answers are shared by calls that overlap and reused for a second after: /readyz is
+   * open to anyone on ingress's public port, and a flood of it must not become a flood of queries.
+   */
   async readiness(timeoutMs = 1000): Promise<{ ready: boolean; checks: Record<string, boolean> }> {
-    const entries = await Promise.all(
-      [...this.checks].map(async ([name, check]) => [name, await withTimeout(check, timeoutMs)] as const),
-    );
+    const now = this.now();
+    if (!this.last || now - this.last.at > REUSE_MS) {
+      const results = this.runChecks(timeoutMs);
+      this.last = { at: now, results };
+      results.catch(() => undefined).finally(() => {
+        if (this.last?.results === results) this.last.at = this.now();
+      });
+    }
+    const entries = await this.last.results;
     const checks = Object.fromEntries(entries);
     return { ready: !this.draining && entries.every(([, ok]) => ok), checks: { ...checks, draining: this.draining } };
+  }
+
+  private last: { at: number; results: Promise<(readonly [string, boolean])[]> } | undefined;
+
+  private runChecks(timeoutMs: number): Promise<(readonly [string, boolean])[]> {
+    return Promise.all([...this.checks].map(async ([name, check]) => [name, await withTimeout(check, timeoutMs)] as const));
   }
 
   mount(app: Express): void {

@@ -9,6 +9,7 @@ export * from "./internal-service";
 export * from "./sealed";
 export * from "./catalog";
 export * from "./multipart";
+export * from "./json-body";
 export * from "./job-events";
 export * from "./tool-credentials";
 export * from "./upstream";

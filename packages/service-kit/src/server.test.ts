@@ -1,4 +1,5 @@
 import { Agent, createServer, request, type IncomingMessage, type RequestListener } from "node:http";
+import { connect } from "node:net";
 import express from "express";
 import { afterEach, describe, expect, it } from "vitest";
 import { startHttpServer, type RunningServer } from "./server";
@@ -228,5 +229,74 @@ describe("RunningServer.close", () => {
     const server = await start((_req, res) => res.end());
     await server.close(100);
     await expect(server.close(100)).resolves.toBeUndefined();
+  });
+});
+
+describe("startHttpServer's limits on what a client sends", () => {
+  /** Opens a raw connection, writes `text`, and resolves with what the server wrote before closing it. */
+  function rawExchange(port: number, text: string): Promise<string> {
+    return new Promise((resolve, reject) => {
+      const socket = connect(port, "127.0.0.1", () => socket.write(text));
+      let got = "";
+      socket.on("data", (d: Buffer) => (got += d.toString()));
+      socket.on("close", () => resolve(got));
+      socket.on("error", reject);
+    });
+  }
+
+  it("when the defaults are read, then headers, whole requests and idle keep-alives are all bounded", async () => {
+    const server = await start((_req, res) => res.end());
+    expect(server.server.headersTimeout).toBeGreaterThan(0);
+    expect(server.server.requestTimeout).toBeGreaterThan(server.server.headersTimeout);
+    expect(server.server.keepAliveTimeout).toBeGreaterThan(60_000);
+  });
+
+  it("when a body trickles in past the request limit, then the server answers 408 and closes instead of waiting for ever", async () => {
+    let handled = false;
+    const server = await startHttpServer(
+      (req, res) => {
+        handled = true;
+        req.on("end", () => res.end("read"));
+        req.resume();
+      },
+      0,
+      "127.0.0.1",
+      { timeouts: { requestTimeout: 400, headersTimeout: 300, connectionsCheckingInterval: 50 } },
+    );
+    cleanups.push(() => server.close(100));
+    const answer = await rawExchange(server.port, "POST /x HTTP/1.1\r\nhost: x\r\ncontent-length: 1000\r\n\r\nabc");
+    expect(handled).toBe(true);
+    expect(answer).toMatch(/^HTTP\/1\.1 408/);
+  });
+
+  it("when an answer streams for longer than the request limit, then it is not cut: the limit is on what the client sends", async () => {
+    const server = await startHttpServer(
+      (_req, res) => {
+        let n = 0;
+        const tick = setInterval(() => {
+          res.write(`${n++}\n`);
+          if (n === 8) {
+            clearInterval(tick);
+            res.end();
+          }
+        }, 100);
+      },
+      0,
+      "127.0.0.1",
+      { timeouts: { requestTimeout: 300, headersTimeout: 200, connectionsCheckingInterval: 50 } },
+    );
+    cleanups.push(() => server.close(100));
+    const answer = await get(`${server.url}/stream`, false);
+    expect(answer.status).toBe(200);
+    expect(answer.body.split("\n").filter(Boolean)).toHaveLength(8);
+  });
+
+  it("when headers trickle in past the header limit, then the connection is closed with a 408", async () => {
+    const server = await startHttpServer((_req, res) => res.end(), 0, "127.0.0.1", {
+      timeouts: { requestTimeout: 400, headersTimeout: 300, connectionsCheckingInterval: 50 },
+    });
+    cleanups.push(() => server.close(100));
+    const answer = await rawExchange(server.port, "GET /x HTTP/1.1\r\nhost: x\r\n");
+    expect(answer).toMatch(/^HTTP\/1\.1 408/);
   });
 });

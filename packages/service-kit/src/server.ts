@@ -10,11 +10,35 @@ export interface RunningServer {
   close(graceMs?: number): Promise<void>;
 }
 
-export async function startHttpServer(handler: RequestListener, port: number, host = "0.0.0.0"): Promise<RunningServer> {
+export interface HttpServerOptions {
+  /**
+   * Answer `Expect: 100-continue` only when the app asks for the body (acceptBody), not at once as
+   * node does by default: a client then sends no body for a request refused at the door.
+   */
+  deferContinue?: boolean;
+  /** Tests shorten the limits (and how often node checks them, every 30 s by default). */
+  timeouts?: Partial<Record<keyof typeof serverTimeouts | "connectionsCheckingInterval", number>>;
+}
+
+/**
+ * Time limits on what a client sends: the request line and headers within 30 s, the whole request
+ * (body included) within 5 minutes, an idle keep-alive connection closed after 65 s (above the 60 s
+ * idle timeout of common load balancers, so they close first). A body trickled in a byte at a time
+ * is cut at the request limit. The answer has no limit: streams run for as long as the model writes.
+ */
+export const serverTimeouts = { headersTimeout: 30_000, requestTimeout: 300_000, keepAliveTimeout: 65_000 } as const;
+
+export async function startHttpServer(handler: RequestListener, port: number, host = "0.0.0.0", options: HttpServerOptions = {}): Promise<RunningServer> {
   const classes = isExpressApp(handler) ? expressMessageClasses(handler) : {};
-  const server = createServer({ keepAliveTimeout: 65_000, headersTimeout: 66_000, requestTimeout: 0, ...classes }, handler);
-  // Streams can run for minutes; per-request timeouts are the route's business, not the socket's.
+  const server = createServer({ ...serverTimeouts, ...options.timeouts, ...classes }, handler);
+  // Streams can run for minutes; an answer's time limits are the route's business, not the socket's.
   server.timeout = 0;
+  if (options.deferContinue) {
+    server.on("checkContinue", (req: IncomingMessage, res: ServerResponse) => {
+      (req as IncomingMessage & { [continuePending]?: boolean })[continuePending] = true;
+      handler(req, res);
+    });
+  }
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
     server.listen(port, host, () => {
@@ -42,6 +66,16 @@ async function closeServer(server: Server, graceMs = 10_000): Promise<void> {
     clearInterval(sweeper);
     clearTimeout(deadline);
   }
+}
+
+const continuePending = Symbol("continuePending");
+
+/** Tells a client waiting on `Expect: 100-continue` to send its body; a no-op for any other request. */
+export function acceptBody(req: IncomingMessage, res: ServerResponse): void {
+  const pending = req as IncomingMessage & { [continuePending]?: boolean };
+  if (!pending[continuePending]) return;
+  pending[continuePending] = false;
+  res.writeContinue();
 }
 
 function isExpressApp(handler: RequestListener): handler is RequestListener & Express {

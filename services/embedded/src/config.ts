@@ -1,7 +1,7 @@
 import { join } from "node:path";
 import { z } from "zod";
 import { defaultConfigPath, logLevel, optionalUrl, parseEnv, port, repoRoot } from "@gw/config";
-import { RateLimitEnv } from "@gw/ingress";
+import { AuthGuardEnv, DoorEnv, RateLimitEnv } from "@gw/ingress";
 import { JobTimingEnv } from "@gw/jobs";
 import { ResearchEnv } from "@gw/tools";
 
@@ -9,7 +9,7 @@ import { ResearchEnv } from "@gw/tools";
  * The embedded default's environment: everything optional. Without DATABASE_URL, REDIS_URL and
  * NATS_URL it runs on PGlite, in-memory state and the in-process bus.
  */
-const EmbeddedEnv = RateLimitEnv.extend(JobTimingEnv.shape).extend(ResearchEnv.shape).extend({
+const EmbeddedEnv = RateLimitEnv.extend(AuthGuardEnv.shape).extend(DoorEnv.shape).extend(JobTimingEnv.shape).extend(ResearchEnv.shape).extend({
   PORT: port(8080),
   ADMIN_PORT: port(8090),
   HOST: z.string().default("127.0.0.1"),
@@ -20,6 +20,8 @@ const EmbeddedEnv = RateLimitEnv.extend(JobTimingEnv.shape).extend(ResearchEnv.s
   GATEWAY_DATA_DIR: z.string().min(1).default(join(repoRoot(), ".data")),
   DATABASE_URL: optionalUrl(/^postgres(ql)?$/),
   NATS_URL: z.string().optional(),
+  /** With NATS_URL: path of a NATS credentials file (a .creds file or an NKey user seed). */
+  NATS_CREDS: z.preprocess((v) => (v === "" ? undefined : v), z.string().min(1).optional()),
   NATS_NAMESPACE: z.string().regex(/^[a-z0-9]+$/).default("gw"),
   GATEWAY_BODY_LIMIT_MB: z.coerce.number().positive().max(512).default(32),
   LOG_LEVEL: logLevel,

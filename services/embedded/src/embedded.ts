@@ -1,15 +1,14 @@
 import { randomBytes } from "node:crypto";
-import { mkdirSync } from "node:fs";
-import { join } from "node:path";
-import { createInProcessBus, createNatsBus, type Bus } from "@gw/bus";
+import { createInProcessBus, createNatsBus, readNatsCredentials, type Bus } from "@gw/bus";
 import type { GatewayConfig } from "@gw/config";
-import { createPgDb, createPgliteDb, type Db } from "@gw/db";
+import { createPgDb, type Db } from "@gw/db";
 import type { Logger } from "@gw/logger";
 import { createInferenceService } from "@gw/inference";
-import { createIngressService, rateLimitSettings } from "@gw/ingress";
+import { authGuardSettings, createIngressService, doorSettings, rateLimitSettings } from "@gw/ingress";
 import { createJobsService, jobTimings } from "@gw/jobs";
 import { createToolsService, researchPolling } from "@gw/tools";
 import type { EmbeddedEnv } from "./config";
+import { openPgliteFolder } from "./data-folder";
 
 export interface EmbeddedGateway {
   url: string;
@@ -32,7 +31,15 @@ export async function startEmbedded(
   const internalSecret = env.GATEWAY_INTERNAL_SECRET ?? randomBytes(32).toString("base64url");
   const db = await openDb(env);
   const bus: Bus = env.NATS_URL
-    ? await createNatsBus({ url: env.NATS_URL, namespace: env.NATS_NAMESPACE, logger, name: "embedded" })
+    ? await createNatsBus({
+        url: env.NATS_URL,
+        credentials: env.NATS_CREDS ? readNatsCredentials(env.NATS_CREDS) : undefined,
+        // Signs its own messages and checks everyone else's, as a mesh process does.
+        secret: internalSecret,
+        namespace: env.NATS_NAMESPACE,
+        logger,
+        name: "embedded",
+      })
     : createInProcessBus({ logger });
   const loopback = "127.0.0.1";
   const bodyLimitBytes = Math.floor(env.GATEWAY_BODY_LIMIT_MB * 1024 * 1024);
@@ -56,7 +63,7 @@ export async function startEmbedded(
     db,
     gateway,
     logger: logger.child({ component: "jobs" }),
-    settings: { host: loopback, port: 0, internalSecret, bodyLimitBytes, timings: jobTimings(env) },
+    settings: { host: loopback, port: 0, internalSecret, bodyLimitBytes, timings: jobTimings(env), masterKey: env.GATEWAY_MASTER_KEY },
   });
   const backends = { inference: (await inference.start()).url, tools: (await tools.start()).url, jobs: (await jobs.start()).url };
   const ingress = createIngressService({
@@ -76,6 +83,8 @@ export async function startEmbedded(
       masterKey: env.GATEWAY_MASTER_KEY,
       providers: Object.keys(gateway.providers),
       rateLimits: rateLimitSettings(env),
+      authGuard: authGuardSettings(env),
+      door: doorSettings(env),
     },
   });
   const { url, adminUrl } = await ingress.start();
@@ -94,7 +103,6 @@ export async function startEmbedded(
 
 async function openDb(env: EmbeddedEnv): Promise<Db> {
   if (env.DATABASE_URL) return createPgDb({ url: env.DATABASE_URL, applicationName: "gw-embedded" });
-  const dataDir = join(env.GATEWAY_DATA_DIR, "pglite");
-  mkdirSync(dataDir, { recursive: true });
-  return createPgliteDb({ dataDir });
+  // Checks the folder first and explains a failure (never starts an empty database over it).
+  return openPgliteFolder(env.GATEWAY_DATA_DIR);
 }

@@ -1,17 +1,28 @@
-import { createNatsBus } from "@gw/bus";
+import { createNatsBus, readNatsCredentials } from "@gw/bus";
 import { loadGatewayConfig, resolveProviderSecrets } from "@gw/config";
+import { redactSecrets } from "@gw/logger";
 import { loadOrExit, runUntilSignal } from "@gw/service-kit";
 import { loadInferenceEnv } from "./config";
 import { createInferenceService } from "./service";
 
 const { config, logger } = loadOrExit("inference", process.env.LOG_LEVEL, () => {
   const env = loadInferenceEnv(process.env);
-  return { ...env, gateway: loadGatewayConfig(env.GATEWAY_CONFIG) };
+  const natsCredentials = env.NATS_CREDS ? readNatsCredentials(env.NATS_CREDS) : undefined;
+  return { ...env, gateway: loadGatewayConfig(env.GATEWAY_CONFIG), natsCredentials };
 });
-const { gateway, ...env } = config;
+const { gateway, natsCredentials, ...env } = config;
+// Censored from every log line, in any form (see @gw/logger).
+redactSecrets(logger, [env.GATEWAY_INTERNAL_SECRET, ...Object.values(resolveProviderSecrets(gateway, process.env))]);
 
 await runUntilSignal(logger, async () => {
-  const bus = await createNatsBus({ url: env.NATS_URL, namespace: env.NATS_NAMESPACE, logger, name: "inference" });
+  const bus = await createNatsBus({
+    url: env.NATS_URL,
+    credentials: natsCredentials,
+    secret: env.GATEWAY_INTERNAL_SECRET,
+    namespace: env.NATS_NAMESPACE,
+    logger,
+    name: "inference",
+  });
   const service = createInferenceService({
     bus,
     logger,

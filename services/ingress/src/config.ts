@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { defaultConfigPath, logLevel, optionalUrl, parseEnv, port, secret } from "@gw/config";
-import type { RateLimitSettings } from "./service";
+import type { AuthGuardSettings, DoorSettings, RateLimitSettings } from "./service";
 
 /** How rate limits are kept; shared with the embedded launcher's environment. */
 export const RateLimitEnv = z.object({
@@ -32,8 +32,52 @@ export function rateLimitSettings(env: RateLimitEnv): RateLimitSettings {
   };
 }
 
+/** What unknown keys may cost; shared with the embedded launcher's environment. */
+export const AuthGuardEnv = z.object({
+  /** Failed authentications (missing, malformed, unknown or revoked key) one client address may make per minute; 0: no limit. */
+  GATEWAY_AUTH_FAILURES_PER_MINUTE: z.coerce.number().int().min(0).max(1_000_000).default(60),
+  /** Client addresses whose failures are counted at once (IPv6 by /64); the least recent go first. */
+  GATEWAY_AUTH_TRACKED_ADDRESSES: z.coerce.number().int().min(1).max(10_000_000).default(50_000),
+  /** Store lookups of uncached keys running at once per process (the Postgres pool holds 10). */
+  GATEWAY_AUTH_LOOKUP_CONCURRENCY: z.coerce.number().int().min(1).max(1_000).default(4),
+  /** Lookups waiting for a turn; past it, or after waiting 2 s, the caller gets a retryable 503. */
+  GATEWAY_AUTH_LOOKUP_QUEUE: z.coerce.number().int().min(0).max(100_000).default(256),
+  /** Unknown keys remembered for a few seconds, apart from known ones (which they never evict). */
+  GATEWAY_AUTH_UNKNOWN_KEY_CACHE_SIZE: z.coerce.number().int().min(1).max(10_000_000).default(10_000),
+});
+export type AuthGuardEnv = z.infer<typeof AuthGuardEnv>;
+
+export function authGuardSettings(env: AuthGuardEnv): AuthGuardSettings {
+  return {
+    failuresPerMinute: env.GATEWAY_AUTH_FAILURES_PER_MINUTE,
+    trackedAddresses: env.GATEWAY_AUTH_TRACKED_ADDRESSES,
+    lookupConcurrency: env.GATEWAY_AUTH_LOOKUP_CONCURRENCY,
+    lookupQueue: env.GATEWAY_AUTH_LOOKUP_QUEUE,
+    unknownKeyCacheSize: env.GATEWAY_AUTH_UNKNOWN_KEY_CACHE_SIZE,
+  };
+}
+
+/** How the public port reads request bodies and who the client is; shared with the embedded launcher. */
+export const DoorEnv = z.object({
+  /** Bytes of request bodies one process holds at once (declared sizes, or the route's limit when unknown). */
+  GATEWAY_BODY_INFLIGHT_MB: z.coerce.number().positive().max(16_384).default(256),
+  /**
+   * Which proxies' X-Forwarded-For to believe for the client's address (express's `trust proxy`):
+   * unset or "false" trusts none, a number that many hops, else a list of addresses or subnets.
+   */
+  GATEWAY_TRUST_PROXY: z
+    .string()
+    .optional()
+    .transform((v) => (v === undefined || v === "" || v === "false" ? undefined : v === "true" ? true : /^\d+$/.test(v) ? Number(v) : v)),
+});
+export type DoorEnv = z.infer<typeof DoorEnv>;
+
+export function doorSettings(env: DoorEnv): DoorSettings {
+  return { bodyInflightBytes: Math.floor(env.GATEWAY_BODY_INFLIGHT_MB * 1024 * 1024), trustProxy: env.GATEWAY_TRUST_PROXY };
+}
+
 /** The ingress process's environment (operator-interface.md). main.ts is the only caller. */
-const IngressEnv = RateLimitEnv.extend({
+const IngressEnv = RateLimitEnv.extend(AuthGuardEnv.shape).extend(DoorEnv.shape).extend({
   PORT: port(8080),
   ADMIN_PORT: port(8090),
   HOST: z.string().default("0.0.0.0"),
@@ -44,6 +88,8 @@ const IngressEnv = RateLimitEnv.extend({
   GATEWAY_CONFIG: z.string().min(1).default(defaultConfigPath()),
   DATABASE_URL: z.url({ protocol: /^postgres(ql)?$/ }),
   NATS_URL: z.string().min(1),
+  /** Path of a NATS credentials file (a .creds file or an NKey user seed), read by main.ts at start. */
+  NATS_CREDS: z.preprocess((v) => (v === "" ? undefined : v), z.string().min(1).optional()),
   NATS_NAMESPACE: z.string().regex(/^[a-z0-9]+$/).default("gw"),
   INFERENCE_URL: z.url().default("http://127.0.0.1:8081"),
   TOOLS_URL: z.url().default("http://127.0.0.1:8082"),

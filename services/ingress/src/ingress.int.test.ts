@@ -59,7 +59,7 @@ function ingressOn(db: Db, bus: Bus, backendsAt: string, keyCacheTtlMs: number):
 
 async function replica() {
   const db = createPgDb({ url: database.url });
-  const bus = await createNatsBus({ url: natsUrl, namespace, logger, name: "ingress-int" });
+  const bus = await createNatsBus({ url: natsUrl, secret, namespace, logger, name: "ingress-int" });
   dbs.push(db);
   buses.push(bus);
   // A long cache TTL: only the broadcast can make a change visible within the test.

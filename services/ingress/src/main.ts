@@ -1,19 +1,30 @@
-import { createNatsBus } from "@gw/bus";
+import { createNatsBus, readNatsCredentials } from "@gw/bus";
 import { loadGatewayConfig } from "@gw/config";
 import { createPgDb } from "@gw/db";
+import { redactSecrets } from "@gw/logger";
 import { loadOrExit, runUntilSignal } from "@gw/service-kit";
-import { loadIngressEnv, rateLimitSettings } from "./config";
+import { authGuardSettings, doorSettings, loadIngressEnv, rateLimitSettings } from "./config";
 import { createIngressService } from "./service";
 
 const { config, logger } = loadOrExit("ingress", process.env.LOG_LEVEL, () => {
   const env = loadIngressEnv(process.env);
-  return { ...env, gateway: loadGatewayConfig(env.GATEWAY_CONFIG) };
+  const natsCredentials = env.NATS_CREDS ? readNatsCredentials(env.NATS_CREDS) : undefined;
+  return { ...env, gateway: loadGatewayConfig(env.GATEWAY_CONFIG), natsCredentials };
 });
-const { gateway, ...env } = config;
+const { gateway, natsCredentials, ...env } = config;
+// Censored from every log line, in any form (see @gw/logger).
+redactSecrets(logger, [env.GATEWAY_ADMIN_TOKEN, env.GATEWAY_INTERNAL_SECRET, env.GATEWAY_MASTER_KEY]);
 
 await runUntilSignal(logger, async () => {
   const db = createPgDb({ url: env.DATABASE_URL, applicationName: "gw-ingress" });
-  const bus = await createNatsBus({ url: env.NATS_URL, namespace: env.NATS_NAMESPACE, logger, name: "ingress" });
+  const bus = await createNatsBus({
+    url: env.NATS_URL,
+    credentials: natsCredentials,
+    secret: env.GATEWAY_INTERNAL_SECRET,
+    namespace: env.NATS_NAMESPACE,
+    logger,
+    name: "ingress",
+  });
   const service = createIngressService({
     db,
     bus,
@@ -31,6 +42,8 @@ await runUntilSignal(logger, async () => {
       masterKey: env.GATEWAY_MASTER_KEY,
       providers: Object.keys(gateway.providers),
       rateLimits: rateLimitSettings(env),
+      authGuard: authGuardSettings(env),
+      door: doorSettings(env),
     },
   });
   await service.start();

@@ -1,22 +1,32 @@
-import express, { type Express, type RequestHandler } from "express";
+import type { Express, Request, RequestHandler, Response } from "express";
 import { internalHeaderPrefix } from "@gw/contracts";
 import { GatewayError } from "@gw/errors";
 import type { Logger } from "@gw/logger";
-import { allowedByAll, createServiceApp, finishApp, type Health, type ServiceMetrics } from "@gw/service-kit";
+import {
+  allowedByAll,
+  createServiceApp,
+  finishApp,
+  jsonDepthExceeds,
+  tooDeepMessage,
+  type Health,
+  type ServiceMetrics,
+} from "@gw/service-kit";
 import type { Authenticator } from "./auth/authenticator";
+import type { BodyBudget } from "./body/body-budget";
+import { bodyRule, hasBody } from "./body/body-rules";
+import { readRequestBody } from "./body/read-body";
 import type { CredentialRelay } from "./credentials/credential-relay";
-import { estimateTokens } from "./limits/estimate";
+import { estimateTokens, estimateUploadTokens } from "./limits/estimate";
 import { rateLimitError, setRateHeaders, type RateLimitGate } from "./limits/rate-limit-gate";
 import type { BackendUrls } from "./proxy/forward";
 import { createForwarders } from "./proxy/forward";
-import { rateLimitFor, resolveRoute, type Backend, type RouteTarget } from "./routes";
+import { normalisePath, resolveRoute, type RouteTarget } from "./routes";
 import type { KeyPrincipal } from "./store/identity-store";
 
 declare global {
   // eslint-disable-next-line @typescript-eslint/no-namespace
   namespace Express {
     interface Locals {
-      backend?: Backend;
       target?: RouteTarget;
       principal?: KeyPrincipal;
       /** The request body, parsed once here when it is JSON. */
@@ -34,60 +44,112 @@ export interface PublicAppDeps {
   authenticator: Authenticator;
   backends: BackendUrls;
   internalSecret: string;
+  /** The operator's bound on any one body (GATEWAY_BODY_LIMIT_MB); each route has its own below it. */
   bodyLimitBytes: number;
+  /** Bounds the bytes of bodies this process holds at once. */
+  bodyBudget: BodyBudget;
   rateLimits: RateLimitGate;
   rateWindowMs: number;
   credentials: CredentialRelay;
+  /** Express's `trust proxy`: which proxies' X-Forwarded-For to believe for the client's address. */
+  trustProxy?: boolean | number | string;
 }
 
-/** The public port: health, then /v1 behind authentication, then the proxy to the owning service. */
+/** Longest public model name: matching it against allow-list globs is then bounded too. */
+const MAX_MODEL_NAME = 256;
+
+/**
+ * The public port, in the order that makes a hostile request cheap: health; then the route table
+ * (an unknown path or method is refused before anything is read); the key (header only); the
+ * body's type and size, checked before a byte of it is read; only then the body, its JSON checked
+ * and the model's access; the rate limits; the proxy to the owning service.
+ */
 export function createPublicApp(deps: PublicAppDeps): Express {
   const app = createServiceApp({ logger: deps.logger, metrics: deps.metrics, trustRequestId: false });
+  if (deps.trustProxy !== undefined) app.set("trust proxy", deps.trustProxy);
   deps.health.mount(app);
   const forwarders = createForwarders(deps.backends, deps.internalSecret, deps.credentials);
-  app.use(gate(deps.authenticator));
-  app.use(express.raw({ type: () => true, limit: deps.bodyLimitBytes }));
-  app.use(checkModel);
+  app.use(door(deps.authenticator));
+  app.use(readBody(deps.bodyLimitBytes, deps.bodyBudget));
+  app.use(checkJson);
   app.use(limitRate(deps.rateLimits, deps.rateWindowMs));
-  app.use((req, res, next) => {
-    const backend = res.locals.backend;
-    if (!backend) return next();
-    return forwarders[backend](req, res, next);
-  });
+  app.use((req, res, next) => forwarders[res.locals.target!.backend](req, res, next));
   finishApp(app);
   return app;
 }
 
-/** Strips client-supplied internal headers, authenticates, resolves the route, checks the tool. */
-function gate(authenticator: Authenticator): RequestHandler {
+/**
+ * Everything decided from the request line and headers alone: the route, the key, the tool, the
+ * body's content type. A refusal here has read no body; the connection is closed after the answer
+ * rather than reading a body nobody will use.
+ */
+function door(authenticator: Authenticator): RequestHandler {
   return async (req, res, next) => {
-    if (!req.path.startsWith("/v1/")) return next();
-    const target = resolveRoute(req.path);
-    // Label first, so refused calls are counted under their route too.
-    res.locals.route = target?.label ?? "unmatched";
-    for (const name of Object.keys(req.headers)) {
-      if (name.startsWith(internalHeaderPrefix)) delete req.headers[name];
+    try {
+      const path = normalisePath(req.path);
+      const match = path === undefined ? ({ error: "not_found" } as const) : resolveRoute(path, req.method);
+      if ("error" in match) {
+        if (match.error === "method_not_allowed") {
+          res.setHeader("allow", match.allow);
+          throw new GatewayError("method_not_allowed", `${path} takes ${match.allow}, not ${req.method}`);
+        }
+        throw new GatewayError("not_found", `Unknown route: ${req.method} ${path ?? "(malformed path)"}`);
+      }
+      const { target } = match;
+      res.locals.route = target.label;
+      // The canonical path is the only one the services see.
+      if (path !== req.path) req.url = path + queryOf(req.url);
+      for (const name of Object.keys(req.headers)) {
+        if (name.startsWith(internalHeaderPrefix)) delete req.headers[name];
+      }
+      // Ingress answers a client's 100-continue itself and forwards the whole body.
+      delete req.headers.expect;
+      const { identity, principal } = await authenticator.authenticate(req.headers, req.ip ?? req.socket.remoteAddress ?? "");
+      res.locals.identity = identity;
+      res.locals.principal = principal;
+      if (target.tool && !identity.tools.includes(target.tool)) {
+        throw new GatewayError("tool_not_allowed", `The tool \`${target.tool}\` is not enabled for this key`);
+      }
+      bodyRule(req, target);
+      res.locals.target = target;
+      next();
+    } catch (err) {
+      if (hasBody(req)) res.setHeader("connection", "close");
+      throw err;
     }
-    const { identity, principal } = await authenticator.authenticate(req.headers);
-    res.locals.identity = identity;
-    res.locals.principal = principal;
-    if (!target) throw new GatewayError("not_found", `Unknown route: ${req.method} ${req.path}`);
-    if (target.tool && !identity.tools.includes(target.tool)) {
-      throw new GatewayError("tool_not_allowed", `The tool \`${target.tool}\` is not enabled for this key`);
+  };
+}
+
+function queryOf(url: string): string {
+  const at = url.indexOf("?");
+  return at < 0 ? "" : url.slice(at);
+}
+
+/** The body, read only now that the route, the key and the body's type are known to be acceptable. */
+function readBody(overallLimit: number, budget: BodyBudget): RequestHandler {
+  return async (req, res, next) => {
+    const target = res.locals.target!;
+    if (target.body === "none" || !hasBody(req)) return next();
+    try {
+      req.body = await readRequestBody(req, res, Math.min(target.maxBodyBytes, overallLimit), budget);
+    } catch (err) {
+      // What is left of a refused body is not read: the connection closes after the answer.
+      if (!req.complete) res.setHeader("connection", "close");
+      throw err;
     }
-    res.locals.backend = target.backend;
-    res.locals.target = target;
     next();
   };
 }
 
 /**
- * For JSON bodies: a body that is not JSON is refused here, and a `model` outside the caller's
- * allow-lists is a 403 before any hop. The raw bytes are forwarded unchanged.
+ * A JSON body is checked for nesting depth (before it is parsed, so a hostile one never becomes a
+ * structure), parsed once, and its `model`, if any, checked against the caller's allow-lists: a
+ * model outside them is a 403 before any hop. The raw bytes are forwarded unchanged.
  */
-const checkModel: RequestHandler = (req, res, next) => {
+function checkJson(req: Request, res: Response, next: () => void): void {
   const body: unknown = req.body;
-  if (!res.locals.backend || !Buffer.isBuffer(body) || body.length === 0 || !req.is("application/json")) return next();
+  if (res.locals.target!.body !== "json" || !Buffer.isBuffer(body) || body.length === 0) return next();
+  if (jsonDepthExceeds(body)) throw new GatewayError("invalid_request", tooDeepMessage);
   let parsed: unknown;
   try {
     parsed = JSON.parse(body.toString("utf8"));
@@ -96,12 +158,17 @@ const checkModel: RequestHandler = (req, res, next) => {
   }
   res.locals.json = parsed;
   const model = typeof parsed === "object" && parsed !== null ? (parsed as { model?: unknown }).model : undefined;
-  const identity = res.locals.identity;
-  if (typeof model === "string" && identity && !allowedByAll(identity.models, model)) {
-    throw new GatewayError("model_not_allowed", `The model \`${model}\` is not available to this key`, { param: "model" });
+  if (typeof model === "string") {
+    if (model.length > MAX_MODEL_NAME) {
+      throw new GatewayError("invalid_request", `Invalid body: model: at most ${MAX_MODEL_NAME} characters`, { param: "model" });
+    }
+    const identity = res.locals.identity;
+    if (identity && !allowedByAll(identity.models, model)) {
+      throw new GatewayError("model_not_allowed", `The model \`${model}\` is not available to this key`, { param: "model" });
+    }
   }
   next();
-};
+}
 
 /**
  * Checks and charges both scopes in one call to the limiter, sets the x-ratelimit-* headers, and
@@ -112,9 +179,9 @@ const checkModel: RequestHandler = (req, res, next) => {
 function limitRate(gate: RateLimitGate, windowMs: number): RequestHandler {
   return async (req, res, next) => {
     const { target, principal } = res.locals;
-    const policy = target && principal ? rateLimitFor(target, req.method, req.path) : undefined;
-    if (!policy || !principal) return next();
-    const tokens = policy.tokenRoute ? estimateTokens(policy.tokenRoute, res.locals.json) : 0;
+    const charge = target!.charge;
+    if (!charge || !principal) return next();
+    const tokens = charge.tokenRoute ? tokensOf(charge.tokenRoute, target!, req, res) : 0;
     const admission = await gate.admit(principal, tokens);
     if (!admission) return next(); // the limiter is unreachable and limits fail open
     setRateHeaders(res, admission.status);
@@ -131,4 +198,10 @@ function limitRate(gate: RateLimitGate, windowMs: number): RequestHandler {
     }
     next();
   };
+}
+
+/** The reservation: from the JSON request, or from an upload's size when the body is a form. */
+function tokensOf(route: string, target: RouteTarget, req: Request, res: Response): number {
+  if (target.body === "multipart") return estimateUploadTokens(Buffer.isBuffer(req.body) ? req.body.length : 0);
+  return estimateTokens(route, res.locals.json);
 }

@@ -7,7 +7,8 @@ import { createMetrics, Health, Sealer, startHttpServer, type RunningServer } fr
 import { createAdminApp } from "./admin/admin-app";
 import { CredentialRelay } from "./credentials/credential-relay";
 import { CredentialStore } from "./credentials/credential-store";
-import { Authenticator } from "./auth/authenticator";
+import { BodyBudget } from "./body/body-budget";
+import { Authenticator, defaultAuthenticatorLimits, type AuthenticatorLimits } from "./auth/authenticator";
 import type { BackendUrls } from "./proxy/forward";
 import { LeasingLimiter } from "./limits/leasing-limiter";
 import { MemoryLimiter } from "./limits/memory-limiter";
@@ -29,6 +30,10 @@ export interface IngressSettings {
   /** Default limits per plan, from the config file. */
   plans: PlanLimitsTable;
   rateLimits: RateLimitSettings;
+  /** What unknown keys may cost; unset: the defaults of AuthGuardEnv. */
+  authGuard?: AuthGuardSettings;
+  /** How the public port reads bodies and finds the client's address; unset: the defaults of DoorEnv. */
+  door?: DoorSettings;
   /** Seals enterprise workspaces' provider credentials at rest; unset: they cannot be registered. */
   masterKey?: string;
   /** Provider names of the configuration file, for credential registration. */
@@ -42,6 +47,27 @@ export interface RateLimitSettings {
   windowMs: number;
   failureMode: FailureMode;
   timeoutMs: number;
+}
+
+export interface DoorSettings {
+  /** Bytes of request bodies this process holds at once. */
+  bodyInflightBytes: number;
+  /** Express's `trust proxy`, for the client's address behind a load balancer. */
+  trustProxy?: boolean | number | string;
+}
+
+/** Without settings: room for eight of the largest bodies at once. */
+const DEFAULT_BODY_INFLIGHT_BYTES = 256 * 1024 * 1024;
+
+export interface AuthGuardSettings {
+  /** Failed authentications per client address and minute before it gets 429s; 0: no limit. */
+  failuresPerMinute: number;
+  trackedAddresses: number;
+  /** Concurrent store lookups of uncached keys, and how many may wait for one. */
+  lookupConcurrency: number;
+  lookupQueue: number;
+  /** Bound of the unknown-key cache, kept apart from known keys. */
+  unknownKeyCacheSize: number;
 }
 
 /** Sixty buckets per window: the window slides by a sixtieth (one second per minute). */
@@ -71,10 +97,18 @@ export function createIngressService(deps: IngressDeps): IngressService {
   const store = new IdentityStore(db);
   const atRest = settings.masterKey ? new Sealer(settings.masterKey, "provider-credentials") : undefined;
   const relay = new CredentialRelay(atRest, settings.internalSecret, logger);
+  const guard = settings.authGuard;
   const authenticator = new Authenticator(
     store,
-    { ttlMs: settings.keyCacheTtlMs, negativeTtlMs: Math.min(settings.keyCacheTtlMs, 5_000), maxStaleMs: 10 * 60_000, maxEntries: 100_000 },
+    {
+      ttlMs: settings.keyCacheTtlMs,
+      negativeTtlMs: Math.min(settings.keyCacheTtlMs, 5_000),
+      maxStaleMs: 10 * 60_000,
+      maxEntries: 100_000,
+      maxNegativeEntries: guard?.unknownKeyCacheSize ?? 10_000,
+    },
     logger,
+    guard ? authenticatorLimits(guard) : defaultAuthenticatorLimits,
   );
   const { limiter, redis } = createLimiter(settings.rateLimits, logger);
   const rateLimits = new RateLimitGate(limiter, settings.plans, settings.rateLimits.failureMode, logger, metrics);
@@ -105,6 +139,8 @@ export function createIngressService(deps: IngressDeps): IngressService {
         backends: settings.backends,
         internalSecret: settings.internalSecret,
         bodyLimitBytes: settings.bodyLimitBytes,
+        bodyBudget: new BodyBudget(settings.door?.bodyInflightBytes ?? DEFAULT_BODY_INFLIGHT_BYTES),
+        trustProxy: settings.door?.trustProxy,
         rateLimits,
         rateWindowMs: settings.rateLimits.windowMs,
         credentials: relay,
@@ -117,9 +153,10 @@ export function createIngressService(deps: IngressDeps): IngressService {
         adminToken: settings.adminToken,
         onIdentityChanged,
         plans: settings.plans,
-        credentials: { store: new CredentialStore(db), sealer: atRest, providers: settings.providers ?? [] },
+        // The store announces each change on the bus, for the async jobs still waiting to run.
+        credentials: { store: new CredentialStore(db, bus), sealer: atRest, providers: settings.providers ?? [] },
       });
-      const pub = await startHttpServer(publicApp, settings.port, settings.host);
+      const pub = await startHttpServer(publicApp, settings.port, settings.host, { deferContinue: true });
       const admin = await startHttpServer(adminApp, settings.adminPort, settings.host);
       servers = [pub, admin];
       logger.info({ url: pub.url, adminUrl: admin.url }, "ingress listening");
@@ -133,6 +170,14 @@ export function createIngressService(deps: IngressDeps): IngressService {
       servers = [];
       await limiter.close();
     },
+  };
+}
+
+function authenticatorLimits(guard: AuthGuardSettings): AuthenticatorLimits {
+  const defaults = defaultAuthenticatorLimits;
+  return {
+    lookups: { ...defaults.lookups, concurrency: guard.lookupConcurrency, maxQueue: guard.lookupQueue },
+    failures: { ...defaults.failures, maxFailures: guard.failuresPerMinute, maxAddresses: guard.trackedAddresses },
   };
 }
 

@@ -1,5 +1,6 @@
-import { createNatsBus } from "@gw/bus";
+import { createNatsBus, readNatsCredentials } from "@gw/bus";
 import { loadGatewayConfig, resolveProviderSecrets } from "@gw/config";
+import { redactSecrets } from "@gw/logger";
 import { loadOrExit, runUntilSignal } from "@gw/service-kit";
 import { loadToolsEnv, researchPolling } from "./config";
 import { createToolsService } from "./service";
@@ -9,12 +10,21 @@ const { config, logger } = loadOrExit("tools", process.env.LOG_LEVEL, () => {
   const env = loadToolsEnv(process.env);
   const gateway = loadGatewayConfig(env.GATEWAY_CONFIG);
   checkToolProviders(gateway);
-  return { ...env, gateway };
+  return { ...env, gateway, natsCredentials: env.NATS_CREDS ? readNatsCredentials(env.NATS_CREDS) : undefined };
 });
-const { gateway, ...env } = config;
+const { gateway, natsCredentials, ...env } = config;
+// Censored from every log line, in any form (see @gw/logger).
+redactSecrets(logger, [env.GATEWAY_INTERNAL_SECRET, ...Object.values(resolveProviderSecrets(gateway, process.env))]);
 
 await runUntilSignal(logger, async () => {
-  const bus = await createNatsBus({ url: env.NATS_URL, namespace: env.NATS_NAMESPACE, logger, name: "tools" });
+  const bus = await createNatsBus({
+    url: env.NATS_URL,
+    credentials: natsCredentials,
+    secret: env.GATEWAY_INTERNAL_SECRET,
+    namespace: env.NATS_NAMESPACE,
+    logger,
+    name: "tools",
+  });
   const service = createToolsService({
     bus,
     logger,

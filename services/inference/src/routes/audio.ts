@@ -3,7 +3,7 @@ import express, { type IRouter } from "express";
 import { SpeechRequest } from "@gw/contracts";
 import { fromZodError } from "@gw/errors";
 import type { Logger } from "@gw/logger";
-import { clientGone, readTranscriptionForm, routeLabel, sendError } from "@gw/service-kit";
+import { clientGone, jsonBody, readTranscriptionForm, routeLabel, sendError } from "@gw/service-kit";
 import { withFallback } from "../fallback";
 import type { ChatRouteDeps } from "./chat";
 import { writeRelayedStream } from "./relay-stream";
@@ -14,7 +14,7 @@ import { sendJson } from "./json-answer";
  * `POST /v1/audio/transcriptions` (multipart in) for `transcription` models.
  */
 export function mountAudioRoutes(router: IRouter, deps: ChatRouteDeps): void {
-  router.post("/v1/audio/speech", routeLabel("/v1/audio/speech"), express.json({ limit: deps.bodyLimit, type: () => true }), async (req, res) => {
+  router.post("/v1/audio/speech", routeLabel("/v1/audio/speech"), jsonBody(deps.bodyLimit), async (req, res) => {
     const parsed = SpeechRequest.safeParse(req.body);
     if (!parsed.success) throw fromZodError(parsed.error);
     const request = parsed.data;

@@ -1,9 +1,9 @@
-import express, { type IRouter, type Response } from "express";
+import type { IRouter, Response } from "express";
 import type { z } from "zod";
 import type { ModelType } from "@gw/config";
 import { fromZodError, type GatewayError } from "@gw/errors";
 import type { Logger } from "@gw/logger";
-import { clientGone, routeLabel, sendError } from "@gw/service-kit";
+import { clientGone, jsonBody, routeLabel, sendError } from "@gw/service-kit";
 import { withFallback, type RouteAttempt } from "../fallback";
 import type { UpstreamCall } from "../providers/types";
 import type { ChatRouteDeps } from "./chat";
@@ -26,7 +26,7 @@ export interface ModelRouteSpec<Req extends { model: string }, T> {
  * workspace's own credentials, a failure in the route's envelope (none once the caller has gone).
  */
 export function mountModelRoute<Req extends { model: string }, T>(router: IRouter, deps: ChatRouteDeps, spec: ModelRouteSpec<Req, T>): void {
-  router.post(spec.path, routeLabel(spec.path), express.json({ limit: deps.bodyLimit, type: () => true }), async (req, res) => {
+  router.post(spec.path, routeLabel(spec.path), jsonBody(deps.bodyLimit), async (req, res) => {
     const parsed = spec.schema.safeParse(req.body);
     if (!parsed.success) throw fromZodError(parsed.error);
     const request = parsed.data;

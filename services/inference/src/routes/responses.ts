@@ -1,8 +1,8 @@
-import express, { type IRouter } from "express";
+import type { IRouter } from "express";
 import { ResponsesRequest, type ResponsesStreamEvent, type ResponsesUsage } from "@gw/contracts";
 import { fromZodError } from "@gw/errors";
 import type { Logger } from "@gw/logger";
-import { clientGone, routeLabel, sendError } from "@gw/service-kit";
+import { clientGone, jsonBody, routeLabel, sendError } from "@gw/service-kit";
 import { withFallback } from "../fallback";
 import { chatOn } from "../translate/adapt";
 import { chatCompletionToResponse, randomIds, responseShell, responsesRequestToChat } from "../translate/responses-api";
@@ -18,7 +18,7 @@ import { sendJson } from "./json-answer";
  * answer says `store: false`. Streams are named SSE events with no `[DONE]`, as OpenAI sends them.
  */
 export function mountResponsesRoutes(router: IRouter, deps: ChatRouteDeps): void {
-  router.post("/v1/responses", routeLabel("/v1/responses"), express.json({ limit: deps.bodyLimit, type: () => true }), async (req, res) => {
+  router.post("/v1/responses", routeLabel("/v1/responses"), jsonBody(deps.bodyLimit), async (req, res) => {
     const parsed = ResponsesRequest.safeParse(req.body);
     if (!parsed.success) throw fromZodError(parsed.error);
     const request = parsed.data;

@@ -48,3 +48,13 @@ function textTokens(value: unknown, key: string): number {
   }
   return 0;
 }
+
+/**
+ * An upload (a transcription's audio) reserves a token per KiB of form: compressed speech runs at
+ * 16 to 32 KiB a second and a transcription model reads about 17 audio tokens a second, so a file's
+ * size is a fair stand-in for what it will cost. A model that reports its usage settles the
+ * reservation to the real count; one that reports seconds (whisper) keeps this estimate.
+ */
+export function estimateUploadTokens(bytes: number): number {
+  return Math.ceil(bytes / 1024);
+}

@@ -72,8 +72,10 @@ function prepareUpstreamRequest(proxyReq: ClientRequest, req: Request, res: Resp
   }
   const body = req.body;
   if (Buffer.isBuffer(body)) {
+    // The body was read (and decoded, if it came compressed) at the door: it goes on as plain bytes.
     proxyReq.setHeader("content-length", body.length);
     proxyReq.removeHeader("transfer-encoding");
+    proxyReq.removeHeader("content-encoding");
     proxyReq.write(body);
   }
   // The request body was fully read, so Node never emits "aborted" on it: watch the response

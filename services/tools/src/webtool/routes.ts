@@ -1,7 +1,7 @@
-import express, { type IRouter } from "express";
+import type { IRouter } from "express";
 import { WebtoolCrawlRequest, WebtoolExtractRequest, WebtoolMapRequest, WebtoolSearchRequest } from "@gw/contracts";
 import { fromZodError } from "@gw/errors";
-import { routeLabel, type CallSignal } from "@gw/service-kit";
+import { jsonBody, routeLabel, type CallSignal } from "@gw/service-kit";
 import type { z } from "zod";
 import { clientGone, onlyMethod, refuseCredentials, sendToolAnswer, sendToolFailure, type ToolRouteDeps } from "../route-kit";
 import { resolveToolUpstream } from "../tool-upstream";
@@ -30,7 +30,7 @@ const routes = {
 export function mountWebtoolRoutes(router: IRouter, deps: ToolRouteDeps): void {
   for (const [name, spec] of Object.entries(routes) as [keyof typeof routes, WebtoolRoute<z.ZodType>][]) {
     const path = `/v1/tools/webtool/${name}`;
-    router.post(path, routeLabel(path), express.json({ limit: deps.bodyLimit, type: () => true }), async (req, res) => {
+    router.post(path, routeLabel(path), jsonBody(deps.bodyLimit), async (req, res) => {
       refuseCredentials(req.query, "query");
       refuseCredentials(req.body, "body");
       const parsed = spec.schema.safeParse(req.body);
