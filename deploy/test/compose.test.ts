@@ -58,7 +58,23 @@ describe("deploy/docker-compose.yml", () => {
 
   it.each(Object.keys(gatewayServices))("when %s starts, then its config.ts accepts the environment compose gives it", (name) => {
     const env = gatewayServices[name as keyof typeof gatewayServices](environment(name)) as Record<string, unknown>;
-    expect(env.NATS_URL).toBe("nats://nats:4222");
+    // The services log in as the user the NATS container is started with.
+    const url = new URL(String(env.NATS_URL));
+    expect([url.hostname, url.port, url.username]).toEqual(["nats", "4222", "gateway"]);
+    expect(url.password.length).toBeGreaterThanOrEqual(16);
+  });
+
+  it("when NATS starts, then it requires the password the services log in with", () => {
+    const command = svc("nats").command ?? [];
+    expect(command[command.indexOf("--user") + 1]).toBe("gateway");
+    expect(command[command.indexOf("--pass") + 1]).toBe("${NATS_PASSWORD:?set it in deploy/.env (see compose.env.example)}");
+    for (const name of Object.keys(gatewayServices)) {
+      expect(svc(name).environment, name).toContain("NATS_URL=nats://gateway:${NATS_PASSWORD:?set it in deploy/.env (see compose.env.example)}@nats:4222");
+    }
+  });
+
+  it("when an enterprise workspace's job is stored, then jobs gets the same GATEWAY_MASTER_KEY as ingress", () => {
+    for (const name of ["ingress", "jobs"]) expect(svc(name).environment, name).toContain("GATEWAY_MASTER_KEY");
   });
 
   it.each(Object.keys(gatewayServices))("when %s starts, then GATEWAY_CONFIG names the repository's config file, mounted read-only", (name) => {

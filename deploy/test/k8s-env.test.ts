@@ -81,6 +81,22 @@ describe.each(["dev", "prod"])("the %s overlay's configuration", (overlay) => {
     expect(checked).toBe(4);
   });
 
+  it("when workspaces bring their own credentials, then ingress and jobs seal them under the same optional master key", () => {
+    const ref = (name: string) => mainContainer(m.deployment(`gw-${name}`)).env?.find((e) => e.name === "GATEWAY_MASTER_KEY")?.valueFrom?.secretKeyRef;
+    expect(ref("ingress")).toEqual({ name: "gw-secrets", key: "master-key", optional: true });
+    expect(ref("jobs")).toEqual(ref("ingress"));
+    expect(ref("inference")).toBeUndefined();
+  });
+
+  it("when ingress holds request bodies, then their budget leaves room in its memory limit", () => {
+    const c = mainContainer(m.deployment("gw-ingress"));
+    const budgetMiB = Number(loadIngressEnv(environment(c)).GATEWAY_BODY_INFLIGHT_MB);
+    const limit = String(c.resources?.limits?.memory ?? "");
+    expect(limit).toMatch(/^\d+Mi$/);
+    // A parsed JSON body costs about three times its bytes while it is checked and forwarded.
+    expect(budgetMiB * 3 + 128).toBeLessThanOrEqual(parseInt(limit, 10) * 1.1);
+  });
+
   it("when a provider is configured, then the service that calls it gets its credentials from a Secret, and no other service does", () => {
     const cm = m.configMap("gw-config");
     const file = join(tmp, "providers.yaml");
