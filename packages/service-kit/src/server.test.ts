@@ -300,3 +300,31 @@ describe("startHttpServer's limits on what a client sends", () => {
     expect(answer).toMatch(/^HTTP\/1\.1 408/);
   });
 });
+
+describe("startHttpServer when node's parser refuses a request", () => {
+  function raw(port: number, text: string): Promise<string> {
+    return new Promise((resolve, reject) => {
+      const socket = connect(port, "127.0.0.1", () => socket.write(text));
+      let got = "";
+      socket.on("data", (d: Buffer) => (got += d.toString("latin1")));
+      socket.on("close", () => resolve(got));
+      socket.on("error", reject);
+    });
+  }
+  const cases: [string, string, number][] = [
+    ["an unknown method", "FUZZ /v1/models HTTP/1.1\r\nhost: x\r\n\r\n", 400],
+    ["a lower-case method", "get /v1/models HTTP/1.1\r\nhost: x\r\n\r\n", 400],
+    ["raw bytes a request line may not hold", "GET /v1/models/job_\x7f\x01 HTTP/1.1\r\nhost: x\r\n\r\n", 400],
+    ["a request line over 16 KiB", `GET /v1/${"a".repeat(20_000)} HTTP/1.1\r\nhost: x\r\n\r\n`, 431],
+  ];
+  for (const [what, text, status] of cases) {
+    it(`when it sends ${what}, then the answer is a ${status} in the OpenAI envelope with a request id`, async () => {
+      const server = await start((_req, res) => res.end("reached the app"));
+      const answer = await raw(server.port, text);
+      expect(answer).toMatch(new RegExp(`^HTTP/1\\.1 ${status} `));
+      expect(answer).toMatch(/\r\nx-request-id: req_[0-9a-f]{32}\r\n/);
+      const body = JSON.parse(answer.slice(answer.indexOf("\r\n\r\n") + 4)) as { error: { type: string; code: string } };
+      expect(body.error).toMatchObject({ type: "invalid_request_error", code: "invalid_request" });
+    });
+  }
+});

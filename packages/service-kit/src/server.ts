@@ -1,6 +1,9 @@
 import { createServer, IncomingMessage, ServerResponse, type RequestListener, type Server, type ServerOptions } from "node:http";
+import { randomUUID } from "node:crypto";
 import type { AddressInfo } from "node:net";
+import type { Duplex } from "node:stream";
 import type { Express } from "express";
+import { GatewayError } from "@gw/errors";
 
 export interface RunningServer {
   server: Server;
@@ -33,6 +36,7 @@ export async function startHttpServer(handler: RequestListener, port: number, ho
   const server = createServer({ ...serverTimeouts, ...options.timeouts, ...classes }, handler);
   // Streams can run for minutes; an answer's time limits are the route's business, not the socket's.
   server.timeout = 0;
+  server.on("clientError", answerClientError);
   if (options.deferContinue) {
     server.on("checkContinue", (req: IncomingMessage, res: ServerResponse) => {
       (req as IncomingMessage & { [continuePending]?: boolean })[continuePending] = true;
@@ -66,6 +70,29 @@ async function closeServer(server: Server, graceMs = 10_000): Promise<void> {
     clearInterval(sweeper);
     clearTimeout(deadline);
   }
+}
+
+/**
+ * A request node's parser refuses (an unknown method, bytes a request line may not hold, headers over
+ * 16 KiB, a request past its time) never reaches the app; node's own answer is a bare status line.
+ * This one is the gateway's: the OpenAI error envelope and an x-request-id, as on every other answer.
+ */
+function answerClientError(err: NodeJS.ErrnoException, socket: Duplex): void {
+  if (err.code === "ECONNRESET" || !socket.writable) {
+    socket.destroy();
+    return;
+  }
+  const [status, reason, message] =
+    err.code === "HPE_HEADER_OVERFLOW"
+      ? [431, "Request Header Fields Too Large", "The request line and headers are larger than 16 KiB"]
+      : err.code === "ERR_HTTP_REQUEST_TIMEOUT"
+        ? [408, "Request Timeout", "The request was not received in time"]
+        : [400, "Bad Request", "The request is not valid HTTP/1.1"];
+  const body = JSON.stringify(new GatewayError("invalid_request", message, { status }).toEnvelope("openai"));
+  socket.end(
+    `HTTP/1.1 ${status} ${reason}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n` +
+      `x-request-id: req_${randomUUID().replaceAll("-", "")}\r\nconnection: close\r\n\r\n${body}`,
+  );
 }
 
 const continuePending = Symbol("continuePending");

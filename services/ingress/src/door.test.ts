@@ -1,5 +1,5 @@
-import { createServer, request, type IncomingHttpHeaders, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
+import { Agent, createServer, request, type IncomingHttpHeaders, type Server } from "node:http";
+import { connect, type AddressInfo } from "node:net";
 import { brotliCompressSync, deflateSync, gzipSync } from "node:zlib";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { createInProcessBus, type Bus } from "@gw/bus";
@@ -169,7 +169,6 @@ describe("when the path or method is not one the gateway serves", () => {
       const answer = await call(path, { noKey: true, headers: json, body: "x".repeat(1024), declaredLength: 32 * MiB });
       expect(answer.status).toBe(404);
       expect(errorOf(answer).code).toBe("not_found");
-      expect(answer.headers.connection).toBe("close");
       expect(seen).toHaveLength(0);
     });
   }
@@ -198,12 +197,58 @@ describe("when a request has no valid key", () => {
     ["an unknown key", { authorization: `Bearer gw_live_${"x".repeat(40)}` }],
     ["a malformed key", { authorization: "Bearer nope" }],
   ] as const) {
-    it(`with ${name} and a 32 MiB body still arriving, then it is a 401 at once and the connection closes`, async () => {
+    it(`with ${name} and a 32 MiB body still arriving, then it is a 401 at once, before the body has come`, async () => {
       const answer = await call("/v1/chat/completions", { noKey: true, headers: { ...json, ...headers }, body: "{", declaredLength: 32 * MiB });
       expect(answer.status).toBe(401);
-      expect(answer.headers.connection).toBe("close");
     });
   }
+
+  it("with a whole 32 MiB body sent, then the client gets its 401, not a reset, and may use the connection again", async () => {
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+    try {
+      const send = () =>
+        new Promise<{ status: number; socket: unknown }>((resolve, reject) => {
+          const req = request(`${gw.url}/v1/chat/completions`, { method: "POST", agent, headers: { ...json, "content-length": 32 * MiB } }, (res) => {
+            res.resume();
+            res.on("end", () => resolve({ status: res.statusCode ?? 0, socket: req.socket }));
+          });
+          req.on("error", reject);
+          req.end(Buffer.alloc(32 * MiB, 0x20));
+        });
+      const first = await send();
+      const second = await send();
+      expect([first.status, second.status]).toEqual([401, 401]);
+      expect(second.socket).toBe(first.socket);
+    } finally {
+      agent.destroy();
+    }
+  });
+
+  it("with connection: close, then the rest of the body sent after the 401 is still read: a lingering close, not a reset", async () => {
+    const { hostname, port } = new URL(gw.url);
+    const outcome = await new Promise<{ answer: string; error?: string }>((resolve) => {
+      const socket = connect(Number(port), hostname);
+      let answer = "";
+      let error: string | undefined;
+      socket.on("error", (err: NodeJS.ErrnoException) => (error = err.code));
+      socket.on("close", () => resolve({ answer, error }));
+      socket.once("data", (d: Buffer) => {
+        answer = d.toString("latin1");
+        // The answer is in; a client that had not finished sending goes on with its body.
+        socket.end(Buffer.alloc(15 * MiB, 0x20));
+      });
+      const head = `POST /v1/chat/completions HTTP/1.1\r\nhost: x\r\nconnection: close\r\ncontent-type: application/json\r\ncontent-length: ${16 * MiB}\r\n\r\n`;
+      socket.write(Buffer.concat([Buffer.from(head), Buffer.alloc(MiB, 0x20)]));
+    });
+    expect(outcome.answer).toMatch(/^HTTP\/1\.1 401 /);
+    expect(outcome.error).toBeUndefined();
+  });
+
+  it("with a body declared far larger than any route takes, then it is refused and the connection closed rather than read", async () => {
+    const answer = await call("/v1/chat/completions", { noKey: true, headers: json, body: "{", declaredLength: 1024 * MiB });
+    expect(answer.status).toBe(401);
+    expect(answer.headers.connection).toBe("close");
+  });
 
   it("that waits on Expect: 100-continue, then it is refused without being asked for its body", async () => {
     const answer = await call("/v1/chat/completions", { noKey: true, headers: { ...json, expect: "100-continue" }, body: chatBody() });
@@ -260,6 +305,15 @@ describe("when a body is not of the type its route takes", () => {
     const answer = await call("/v1/models", { method: "GET", headers: { ...json, "content-length": 2 }, body: "{}" });
     expect(answer.status).toBe(413);
     expect(seen).toHaveLength(0);
+  });
+});
+
+describe("when the caller's connection has its own hop-by-hop headers", () => {
+  it("then they stay on that connection: the service's pooled one never hears connection: close", async () => {
+    const answer = await call("/v1/chat/completions", { headers: { ...json, connection: "close", "keep-alive": "timeout=5" }, body: chatBody() });
+    expect(answer.status).toBe(200);
+    expect(seen[0]?.headers.connection).not.toBe("close");
+    expect(seen[0]?.headers["keep-alive"]).toBeUndefined();
   });
 });
 

@@ -14,6 +14,7 @@ import {
 import type { Authenticator } from "./auth/authenticator";
 import type { BodyBudget } from "./body/body-budget";
 import { bodyRule, hasBody } from "./body/body-rules";
+import { discardRestOfBody } from "./body/discard-body";
 import { readRequestBody } from "./body/read-body";
 import type { CredentialRelay } from "./credentials/credential-relay";
 import { estimateTokens, estimateUploadTokens } from "./limits/estimate";
@@ -80,8 +81,8 @@ export function createPublicApp(deps: PublicAppDeps): Express {
 
 /**
  * Everything decided from the request line and headers alone: the route, the key, the tool, the
- * body's content type. A refusal here has read no body; the connection is closed after the answer
- * rather than reading a body nobody will use.
+ * body's content type. A refusal here has read no body, and what arrives of it is thrown away
+ * (see discardRestOfBody), never held.
  */
 function door(authenticator: Authenticator): RequestHandler {
   return async (req, res, next) => {
@@ -114,7 +115,7 @@ function door(authenticator: Authenticator): RequestHandler {
       res.locals.target = target;
       next();
     } catch (err) {
-      if (hasBody(req)) res.setHeader("connection", "close");
+      discardRestOfBody(req, res);
       throw err;
     }
   };
@@ -133,8 +134,7 @@ function readBody(overallLimit: number, budget: BodyBudget): RequestHandler {
     try {
       req.body = await readRequestBody(req, res, Math.min(target.maxBodyBytes, overallLimit), budget);
     } catch (err) {
-      // What is left of a refused body is not read: the connection closes after the answer.
-      if (!req.complete) res.setHeader("connection", "close");
+      discardRestOfBody(req, res);
       throw err;
     }
     next();

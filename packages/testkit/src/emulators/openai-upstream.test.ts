@@ -193,6 +193,12 @@ describe("embeddings, models and legacy completions", () => {
     expect(asFloat.usage).toEqual({ prompt_tokens: 2, total_tokens: 2 });
   });
 
+  it("when dimensions asks for more than the model's own length, then it is a 400 naming dimensions, as OpenAI answers", async () => {
+    const err = await client.embeddings.create({ model: "text-embedding-3-small", input: "x", dimensions: 10_000_000_000 }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(OpenAI.BadRequestError);
+    expect((err as InstanceType<typeof OpenAI.BadRequestError>).param).toBe("dimensions");
+  });
+
   it("when dimensions is given, then vectors have that length", async () => {
     const res = await client.embeddings.create({ model: "text-embedding-3-large", input: "x", dimensions: 256 });
     expect(res.data[0]?.embedding).toHaveLength(256);

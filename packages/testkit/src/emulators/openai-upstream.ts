@@ -5,7 +5,7 @@ import { embeddingsResponse, hasEmbeddingInput } from "./openai-embeddings";
 import { answerImages } from "./openai-images";
 import { isUnparsedBody, startEmulator } from "./http-emulator";
 import type { EmulatorOptions, Exchange, ProviderSpec, UpstreamEmulator } from "./http-emulator";
-import { isRecord, randomId } from "./synthetic";
+import { defaultEmbeddingDimensions, isRecord, randomId } from "./synthetic";
 import type { JsonObject } from "./synthetic";
 
 export interface OpenAIUpstreamOptions extends EmulatorOptions {
@@ -157,6 +157,11 @@ export function startOpenAIUpstream(opts: OpenAIUpstreamOptions = {}): Promise<U
 
   function embeddings(ex: Exchange, body: JsonObject): void {
     if (!hasEmbeddingInput(body)) return missing(ex, "input");
+    // OpenAI refuses to lengthen a vector: `dimensions` may only shorten the model's own.
+    const native = defaultEmbeddingDimensions(typeof body.model === "string" ? body.model : "");
+    if (typeof body.dimensions === "number" && body.dimensions > native) {
+      return ex.json(400, openAIError(`Invalid value for 'dimensions': ${body.dimensions}. It must be at most ${native} for this model.`, "invalid_request_error", "dimensions", "invalid_value"));
+    }
     ex.json(200, embeddingsResponse(body));
   }
 

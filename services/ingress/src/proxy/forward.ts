@@ -55,9 +55,16 @@ export function parsedTarget(address: string): Partial<Url> {
   return { protocol: url.protocol, host: url.host, hostname, port: url.port, pathname: url.pathname, path, search: url.search };
 }
 
+/**
+ * The caller's key, and the hop-by-hop headers of the caller's connection: they describe that
+ * connection, not the pooled one to the service (a caller's `connection: close` made the service
+ * close a keep-alive socket the agent then handed to the next request).
+ */
+const dropped = new Set(["authorization", "x-api-key", "connection", "keep-alive", "proxy-connection", "te", "upgrade"]);
+
 function prepareUpstreamRequest(proxyReq: ClientRequest, req: Request, res: Response, signer: IdentitySigner, credentials?: CredentialRelay): void {
   for (const name of proxyReq.getHeaderNames()) {
-    if (name.startsWith(internalHeaderPrefix) || name === "authorization" || name === "x-api-key") proxyReq.removeHeader(name);
+    if (name.startsWith(internalHeaderPrefix) || dropped.has(name)) proxyReq.removeHeader(name);
   }
   const identity = res.locals.identity;
   if (identity) proxyReq.setHeader(internalHeaders.identity, signer.sign(identity));
