@@ -10,6 +10,7 @@ export * from "./sealed";
 export * from "./catalog";
 export * from "./multipart";
 export * from "./json-body";
+export * from "./service-bus";
 export * from "./job-events";
 export * from "./tool-credentials";
 export * from "./upstream";

@@ -1,7 +1,7 @@
-import { createNatsBus, readNatsCredentials } from "@gw/bus";
+import { readNatsCredentials } from "@gw/bus";
 import { loadGatewayConfig, resolveProviderSecrets } from "@gw/config";
 import { redactSecrets } from "@gw/logger";
-import { loadOrExit, runUntilSignal } from "@gw/service-kit";
+import { connectServiceBus, loadOrExit, runUntilSignal } from "@gw/service-kit";
 import { loadInferenceEnv } from "./config";
 import { createInferenceService } from "./service";
 
@@ -15,14 +15,7 @@ const { gateway, natsCredentials, ...env } = config;
 redactSecrets(logger, [env.GATEWAY_INTERNAL_SECRET, ...Object.values(resolveProviderSecrets(gateway, process.env))]);
 
 await runUntilSignal(logger, async () => {
-  const bus = await createNatsBus({
-    url: env.NATS_URL,
-    credentials: natsCredentials,
-    secret: env.GATEWAY_INTERNAL_SECRET,
-    namespace: env.NATS_NAMESPACE,
-    logger,
-    name: "inference",
-  });
+  const bus = await connectServiceBus(env, natsCredentials, logger, "inference");
   const service = createInferenceService({
     bus,
     logger,

@@ -1,8 +1,8 @@
-import { createNatsBus, readNatsCredentials } from "@gw/bus";
+import { readNatsCredentials } from "@gw/bus";
 import { loadGatewayConfig } from "@gw/config";
 import { createPgDb } from "@gw/db";
 import { redactSecrets } from "@gw/logger";
-import { loadOrExit, runUntilSignal } from "@gw/service-kit";
+import { connectServiceBus, loadOrExit, runUntilSignal } from "@gw/service-kit";
 import { authGuardSettings, doorSettings, loadIngressEnv, rateLimitSettings } from "./config";
 import { createIngressService } from "./service";
 
@@ -17,14 +17,7 @@ redactSecrets(logger, [env.GATEWAY_ADMIN_TOKEN, env.GATEWAY_INTERNAL_SECRET, env
 
 await runUntilSignal(logger, async () => {
   const db = createPgDb({ url: env.DATABASE_URL, applicationName: "gw-ingress" });
-  const bus = await createNatsBus({
-    url: env.NATS_URL,
-    credentials: natsCredentials,
-    secret: env.GATEWAY_INTERNAL_SECRET,
-    namespace: env.NATS_NAMESPACE,
-    logger,
-    name: "ingress",
-  });
+  const bus = await connectServiceBus(env, natsCredentials, logger, "ingress");
   const service = createIngressService({
     db,
     bus,

@@ -1,7 +1,7 @@
-import { createNatsBus, readNatsCredentials } from "@gw/bus";
+import { readNatsCredentials } from "@gw/bus";
 import { loadGatewayConfig, resolveProviderSecrets } from "@gw/config";
 import { redactSecrets } from "@gw/logger";
-import { loadOrExit, runUntilSignal } from "@gw/service-kit";
+import { connectServiceBus, loadOrExit, runUntilSignal } from "@gw/service-kit";
 import { loadToolsEnv, researchPolling } from "./config";
 import { createToolsService } from "./service";
 import { checkToolProviders } from "./tool-upstream";
@@ -17,14 +17,7 @@ const { gateway, natsCredentials, ...env } = config;
 redactSecrets(logger, [env.GATEWAY_INTERNAL_SECRET, ...Object.values(resolveProviderSecrets(gateway, process.env))]);
 
 await runUntilSignal(logger, async () => {
-  const bus = await createNatsBus({
-    url: env.NATS_URL,
-    credentials: natsCredentials,
-    secret: env.GATEWAY_INTERNAL_SECRET,
-    namespace: env.NATS_NAMESPACE,
-    logger,
-    name: "tools",
-  });
+  const bus = await connectServiceBus(env, natsCredentials, logger, "tools");
   const service = createToolsService({
     bus,
     logger,
