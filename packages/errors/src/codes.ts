@@ -22,6 +22,8 @@ export const errorCodes = {
    * which SDKs read as their gateway key being wrong; not retryable: only the workspace can fix it.
    */
   provider_credential_refused: { status: 424, openai: "invalid_request_error", anthropic: "invalid_request_error" },
+  /** A workspace has its own credential for the provider but the gateway cannot open it (its master key changed). */
+  provider_credential_unavailable: { status: 424, openai: "invalid_request_error", anthropic: "invalid_request_error" },
   rate_limit_exceeded: { status: 429, openai: "requests", anthropic: "rate_limit_error" },
   upstream_rate_limited: { status: 429, openai: "rate_limit_error", anthropic: "rate_limit_error" },
   /** A client address that failed to authenticate too often is refused for the rest of its window. */

@@ -132,6 +132,20 @@ export class CredentialsReader {
   }
 }
 
+/**
+ * A value of the credentials map: the workspace has its own credential for this provider, but
+ * ingress could not open it (no master key, or another one). The call fails rather than going out on
+ * the platform's credential, which would bill the platform for what the workspace meant to pay.
+ */
+export const UNOPENED_CREDENTIAL = "";
+
+export function unopenedCredentialError(provider: string): GatewayError {
+  return new GatewayError(
+    "provider_credential_unavailable",
+    `This workspace's own credential for \`${provider}\` could not be opened by the gateway (its master key is missing or changed), so the call was not sent with any other credential. Register the credential again, or ask the gateway's operator.`,
+  );
+}
+
 /** Guards a service's /v1 routes: only calls signed by ingress get through. */
 export function requireIdentity(secret: string, logger?: Logger): import("express").RequestHandler {
   const verifier = new IdentityVerifier(secret);

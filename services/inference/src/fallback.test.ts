@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { GatewayConfig } from "@gw/config";
 import { GatewayError } from "@gw/errors";
 import { createLogger } from "@gw/logger";
+import { UNOPENED_CREDENTIAL } from "@gw/service-kit";
 import { CircuitBreakers } from "./circuit-breaker";
 import { withFallback, type RetryPolicy, type RouteAttempt } from "./fallback";
 import { upstreamHttpError } from "./upstream/errors";
@@ -152,6 +153,14 @@ describe("withFallback", () => {
       s.calls.length = 0;
       expect(await withFallback(model, "m", { config, secrets: {}, agent: undefined as never, log, retry: s.retry }, s.attempt)).toMatchObject({ ok: true, from: "b" });
       expect(s.calls).toEqual(["a", "a", "a", "b"]);
+    });
+
+    it("when the gateway could not open it, then the call fails naming the provider and is never sent, not even with the platform's credential", async () => {
+      const s = scripted({});
+      const secrets = { a: "sk-platform", b: "sk-platform-b" };
+      const result = await withFallback(model, "m", { config, secrets, agent: undefined as never, log, retry: s.retry, credentials: { a: UNOPENED_CREDENTIAL } }, s.attempt);
+      expect(result).toMatchObject({ ok: false, error: { code: "provider_credential_unavailable", status: 424, retryable: false } });
+      expect(s.calls).toEqual([]);
     });
 
     it("when it is refused again and again, then its own breaker opens, and another workspace on the same deployment is unaffected", async () => {

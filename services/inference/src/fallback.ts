@@ -1,7 +1,7 @@
 import type { GatewayConfig, ModelConfig } from "@gw/config";
 import { GatewayError } from "@gw/errors";
 import type { Logger } from "@gw/logger";
-import { defaultRetryPolicy, retryDelay, type CallSignal, type RetryPolicy } from "@gw/service-kit";
+import { defaultRetryPolicy, retryDelay, UNOPENED_CREDENTIAL, unopenedCredentialError, type CallSignal, type RetryPolicy } from "@gw/service-kit";
 import type { Dispatcher } from "undici";
 import type { CircuitBreakers, CredentialBreaker } from "./circuit-breaker";
 import { providerAdapters } from "./providers/registry";
@@ -58,6 +58,7 @@ export async function withFallback<T>(
     const adapter = config ? providerAdapters[config.kind] : undefined;
     if (!config || !adapter) continue;
     const own = deps.credentials?.[route.provider];
+    if (own === UNOPENED_CREDENTIAL) return { ok: false, error: unopenedCredentialError(route.provider) };
     const apiKey = own ?? deps.secrets[route.provider];
     if (config.api_key_env && !apiKey) {
       last = { ok: false, error: new GatewayError("provider_not_configured", `The provider for \`${publicModel}\` has no credential configured`) };

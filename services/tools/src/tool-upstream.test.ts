@@ -5,7 +5,7 @@ import { createLogger } from "@gw/logger";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { internalHeaders, type Identity } from "@gw/contracts";
 import { GatewayError } from "@gw/errors";
-import { credentialsTransitPurpose, Sealer, signIdentity } from "@gw/service-kit";
+import { credentialsTransitPurpose, Sealer, signIdentity, UNOPENED_CREDENTIAL } from "@gw/service-kit";
 import { startSerpApiUpstream, startTavilyUpstream, type UpstreamEmulator } from "@gw/testkit";
 import { instantRetry, startToolRouteTestService, type ToolRouteTestService } from "./route-test-service";
 import { createToolsService } from "./service";
@@ -31,6 +31,11 @@ describe("resolveToolUpstream", () => {
     const out = resolveToolUpstream(gateway, { webtool: "tvly-platform" }, "webtool", { webtool: "tvly-workspace" });
     expect(out.ok && out.value.apiKey).toBe("tvly-workspace");
     expect(out.ok && out.value.ownCredential).toBe(true);
+  });
+
+  it("when the workspace's own credential could not be opened, then the call fails naming the tool, never falling back to the platform's", () => {
+    const out = resolveToolUpstream(gateway, { webtool: "tvly-platform" }, "webtool", { webtool: UNOPENED_CREDENTIAL });
+    expect(!out.ok && out.error).toMatchObject({ code: "provider_credential_unavailable", status: 424 });
   });
 
   it("when the tool has no provider, then 404 not_found; when its credential is unset, then 503 provider_not_configured", () => {

@@ -1,6 +1,7 @@
 import { ConfigError, type GatewayConfig, type ProviderKind } from "@gw/config";
 import type { ToolName } from "@gw/contracts";
 import { GatewayError } from "@gw/errors";
+import { UNOPENED_CREDENTIAL, unopenedCredentialError } from "@gw/service-kit";
 import type { ToolOutcome } from "./upstream/call";
 
 /** Where one tool's calls go: the provider named after the tool in the config, and its credential. */
@@ -50,6 +51,7 @@ export function resolveToolUpstream(
     return { ok: false, error: new GatewayError("not_found", `The tool \`${tool}\` is not configured on this gateway`) };
   }
   const own = credentials?.[tool];
+  if (own === UNOPENED_CREDENTIAL) return { ok: false, error: unopenedCredentialError(tool) };
   const apiKey = own ?? secrets[tool];
   if (!apiKey) {
     return { ok: false, error: new GatewayError("provider_not_configured", `The tool \`${tool}\` has no provider credential configured`) };

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { createLogger } from "@gw/logger";
-import { CredentialsReader, Sealer } from "@gw/service-kit";
+import { CredentialsReader, Sealer, UNOPENED_CREDENTIAL } from "@gw/service-kit";
 import type { KeyPrincipal } from "../store/identity-store";
 import { credentialContext, CredentialRelay } from "./credential-relay";
 
@@ -33,15 +33,18 @@ describe("CredentialRelay", () => {
     expect(relay.headerFor(p)).toBe(header); // computed once per cached principal
   });
 
-  it("when the workspace is not on the enterprise plan, or has none, or no master key is set, then no header is sent", () => {
+  it("when the workspace is not on the enterprise plan, or has none, then no header is sent", () => {
     expect(new CredentialRelay(atRest, internalSecret, logger).headerFor(principal("pro", "ws_p", { openai: "sk-p" }))).toBeUndefined();
     expect(new CredentialRelay(atRest, internalSecret, logger).headerFor(principal("enterprise", "ws_e", {}))).toBeUndefined();
-    expect(new CredentialRelay(undefined, internalSecret, logger).headerFor(principal("enterprise", "ws_e", { openai: "sk" }))).toBeUndefined();
   });
 
-  it("when a stored credential was sealed for another workspace, then it is not relayed", () => {
-    const p = principal("enterprise", "ws_a", {});
+  it("when a stored credential cannot be opened (no master key, or one sealed for another workspace), then it goes as unopened, never leaving the platform's in its place", () => {
+    const reader = new CredentialsReader(internalSecret);
+    const noKey = new CredentialRelay(undefined, internalSecret, logger).headerFor(principal("enterprise", "ws_e", { openai: "sk-e-own" }));
+    expect(reader.read(noKey, "ws_e")).toEqual({ openai: UNOPENED_CREDENTIAL });
+    const p = principal("enterprise", "ws_a", { anthropic: "sk-ant-a" });
     p.sealedCredentials.openai = atRest.seal("sk-b-own", credentialContext("ws_b", "openai"));
-    expect(new CredentialRelay(atRest, internalSecret, logger).headerFor(p)).toBeUndefined();
+    const header = new CredentialRelay(atRest, internalSecret, logger).headerFor(p);
+    expect(reader.read(header, "ws_a")).toEqual({ anthropic: "sk-ant-a", openai: UNOPENED_CREDENTIAL });
   });
 });

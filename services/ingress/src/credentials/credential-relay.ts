@@ -1,6 +1,6 @@
 import { internalHeaders, providerCredentialSealing } from "@gw/contracts";
 import { redactSecrets, type Logger } from "@gw/logger";
-import { credentialsTransitPurpose, Sealer } from "@gw/service-kit";
+import { credentialsTransitPurpose, Sealer, UNOPENED_CREDENTIAL } from "@gw/service-kit";
 import type { KeyPrincipal } from "../store/identity-store";
 
 /** The context a credential is sealed under at rest: it cannot be moved to another workspace. */
@@ -38,22 +38,21 @@ export class CredentialRelay {
     const { workspace, sealedCredentials } = principal;
     const providers = Object.keys(sealedCredentials);
     if (workspace.plan !== "enterprise" || providers.length === 0) return undefined;
-    if (!this.atRest) {
-      if (!this.warned) this.logger.warn("workspaces have provider credentials but GATEWAY_MASTER_KEY is not set; using the platform's");
+    if (!this.atRest && !this.warned) {
+      this.logger.warn("workspaces have provider credentials but GATEWAY_MASTER_KEY is not set; their calls to those providers fail");
       this.warned = true;
-      return undefined;
     }
     const open: Record<string, string> = {};
     for (const provider of providers) {
-      const value = this.atRest.open(sealedCredentials[provider] as string, credentialContext(workspace.id, provider));
-      if (value === undefined) {
-        this.logger.warn({ workspace: workspace.id, provider }, "a stored provider credential does not open with the master key; skipped");
-        continue;
+      const value = this.atRest?.open(sealedCredentials[provider] as string, credentialContext(workspace.id, provider));
+      if (value === undefined && this.atRest) {
+        this.logger.warn({ workspace: workspace.id, provider }, "a stored provider credential does not open with the master key; its calls fail");
       }
-      open[provider] = value;
+      // Never the platform's credential in its place: the call fails, naming the provider.
+      open[provider] = value ?? UNOPENED_CREDENTIAL;
     }
     // From now on this process's log lines censor the workspace's keys as they do the platform's.
     redactSecrets(this.logger, Object.values(open));
-    return Object.keys(open).length > 0 ? this.transit.seal(JSON.stringify(open), workspace.id) : undefined;
+    return this.transit.seal(JSON.stringify(open), workspace.id);
   }
 }
