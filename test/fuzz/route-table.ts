@@ -1,5 +1,5 @@
 /**
- * Every public route (../shared spec, services/ingress/src/routes.ts) as the fuzz sees it: how it is
+ * Every public route (docs/api.md, services/ingress/src/routes.ts) as the fuzz sees it: how it is
  * called, a request the gateway serves with the fuzz config (test/fuzz/upstreams.ts), its known
  * fields and the error envelope its refusals must carry.
  */

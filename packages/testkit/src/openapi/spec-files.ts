@@ -1,35 +1,15 @@
 import { existsSync, readFileSync } from "node:fs";
-import { dirname, join, resolve } from "node:path";
+import { isAbsolute } from "node:path";
 import { fileURLToPath } from "node:url";
 
-/**
- * The vendored OpenAPI documents live outside the repo, in `<repo>/../shared/reference/`, because
- * they are shared with other checkouts. `GW_SHARED_DIR` overrides that location (for CI or a
- * worktree placed elsewhere); it may point at the `shared` folder or straight at `reference`.
- */
-export function referenceFilePath(fileName: string): string {
-  const candidates: string[] = [];
-  const fromEnv = process.env.GW_SHARED_DIR;
-  if (fromEnv) candidates.push(join(fromEnv, "reference", fileName), join(fromEnv, fileName));
-  const root = findRepoRoot(dirname(fileURLToPath(import.meta.url)));
-  if (root) candidates.push(join(root, "..", "shared", "reference", fileName));
-  const hit = candidates.find((p) => existsSync(p));
-  if (hit) return hit;
-  throw new Error(
-    `cannot find ${fileName}; looked in:\n  ${candidates.join("\n  ") || "(no repo root found)"}\n` +
-      "set GW_SHARED_DIR to the folder that holds reference/",
-  );
-}
+/** The vendored OpenAPI documents, with their sources and licences (see its README). */
+const vendored = fileURLToPath(new URL("../../openapi/", import.meta.url));
 
-/** The repo root is the nearest ancestor holding pnpm-workspace.yaml (package folders do not). */
-function findRepoRoot(start: string): string | undefined {
-  let dir = resolve(start);
-  for (;;) {
-    if (existsSync(join(dir, "pnpm-workspace.yaml"))) return dir;
-    const parent = dirname(dir);
-    if (parent === dir) return undefined;
-    dir = parent;
-  }
+/** A vendored document by file name, or any document by absolute path (a test's own). */
+export function referenceFilePath(fileName: string): string {
+  const path = isAbsolute(fileName) ? fileName : `${vendored}${fileName}`;
+  if (!existsSync(path)) throw new Error(`cannot find the OpenAPI document ${path}`);
+  return path;
 }
 
 /** Returns `components.schemas` of an OpenAPI document (3.0 or 3.1). */

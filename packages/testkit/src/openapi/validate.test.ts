@@ -1,7 +1,8 @@
-import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { referenceFilePath } from "./spec-files";
 import { assertOpenAI, createSpecValidator, validateOpenAI } from "./validate";
 
 const chunk = {
@@ -51,30 +52,31 @@ describe("validateOpenAI", () => {
 });
 
 describe("createSpecValidator", () => {
-  const saved = process.env.GW_SHARED_DIR;
   let dir: string | undefined;
   afterEach(() => {
-    if (saved === undefined) delete process.env.GW_SHARED_DIR;
-    else process.env.GW_SHARED_DIR = saved;
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
-  it("when GW_SHARED_DIR points at another shared folder, then its OpenAPI 3.0 file is used with 3.0 semantics", () => {
-    dir = mkdtempSync(join(tmpdir(), "gw-shared-"));
-    mkdirSync(join(dir, "reference"));
-    writeFileSync(join(dir, "reference", "mini.json"), JSON.stringify({
+  it("when given a document by absolute path, then its OpenAPI 3.0 schemas are used with 3.0 semantics", () => {
+    dir = mkdtempSync(join(tmpdir(), "gw-openapi-"));
+    const file = join(dir, "mini.json");
+    writeFileSync(file, JSON.stringify({
       openapi: "3.0.3",
       components: { schemas: { Score: {
         type: "object", required: ["value"],
         properties: { value: { type: "number", minimum: 0, exclusiveMinimum: true, nullable: true }, "x-note": { type: "string" } },
       } } },
     }));
-    process.env.GW_SHARED_DIR = dir;
-    const mini = createSpecValidator("mini.json", "Mini");
+    const mini = createSpecValidator(file, "Mini");
     expect(mini.validate("Score", { value: 0.5 }).valid).toBe(true);
     expect(mini.validate("Score", { value: null }).valid).toBe(true);
     expect(mini.validate("Score", { value: 0 }).valid).toBe(false);
     // Property names that look like OpenAPI extensions are still properties.
     expect(mini.validate("Score", { value: 1, "x-note": 5 }).valid).toBe(false);
+  });
+
+  it("when a vendored document is asked for, then it is read from the repository itself", () => {
+    expect(referenceFilePath("openai-openapi.json")).toMatch(/packages\/testkit\/openapi\/openai-openapi\.json$/);
+    expect(() => referenceFilePath("nope.json")).toThrow(/cannot find the OpenAPI document/);
   });
 });
