@@ -33,7 +33,8 @@ export async function spawnGateway(entry: "main" | "mesh", env: Record<string, s
   child.stdout?.on("data", (d: Buffer) => (output += d.toString()));
   child.stderr?.on("data", (d: Buffer) => (output += d.toString()));
   const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
-  const bannerStart = "AI gateway running";
+  // "AI gateway 0.1.0 (3f2a9c1d0b7e) running (…)": the release and commit, then what runs.
+  const bannerStart = /AI gateway \S+ \(\S+\) running/;
   return {
     child,
     pid: child.pid as number,
@@ -47,7 +48,7 @@ export async function spawnGateway(entry: "main" | "mesh", env: Record<string, s
       let gone = false;
       void exited.then(() => (gone = true));
       for (;;) {
-        const at = output.indexOf(bannerStart);
+        const at = output.search(bannerStart);
         // The banner ends with an empty line.
         const end = at < 0 ? -1 : output.indexOf("\n\n", at);
         if (end >= 0) return output.slice(at, end);

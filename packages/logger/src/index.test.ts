@@ -1,4 +1,4 @@
-import { PassThrough } from "node:stream";
+import { PassThrough, Writable } from "node:stream";
 import { describe, expect, it, vi } from "vitest";
 import { createLogger, requestLogger } from "./index";
 
@@ -44,5 +44,36 @@ describe("requestLogger", () => {
     logger.warn("kept");
     await new Promise((resolve) => setImmediate(resolve));
     expect(lines.map((l) => l.msg)).toEqual(["kept"]);
+  });
+});
+
+describe("createLogger's format", () => {
+  function collect(): { stream: Writable; text: () => string } {
+    let text = "";
+    const stream = new Writable({
+      write(chunk: Buffer, _encoding, done) {
+        text += chunk.toString();
+        done();
+      },
+    });
+    return { stream, text: () => text };
+  }
+
+  it("when lines are for a person, then they are pretty, one event per line with its fields, and still redacted", () => {
+    const out = collect();
+    const logger = createLogger({ service: "t", destination: out.stream, pretty: true, secrets: ["a-told-secret-0123456789"] });
+    logger.info({ requestId: "req_1", headers: { "x-api-key": "k-0123456789" } }, "saw a-told-secret-0123456789");
+    const text = out.text();
+    expect(text.startsWith("{")).toBe(false);
+    expect(text).toMatch(/INFO.*saw \[redacted\]/);
+    expect(text).toContain('requestId: "req_1"');
+    expect(text).not.toContain("a-told-secret-0123456789");
+    expect(text).not.toContain("k-0123456789");
+  });
+
+  it("when lines are for a collector, then each is one JSON object", () => {
+    const out = collect();
+    createLogger({ service: "t", destination: out.stream }).info({ n: 1 }, "hello");
+    expect(JSON.parse(out.text())).toMatchObject({ level: 30, service: "t", n: 1, msg: "hello" });
   });
 });

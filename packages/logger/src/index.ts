@@ -1,4 +1,5 @@
 import { pino, type Logger, type LoggerOptions } from "pino";
+import pretty from "pino-pretty";
 import { Redactor } from "./redact";
 
 export type { Logger } from "pino";
@@ -11,6 +12,11 @@ export interface LoggerConfig {
   destination?: NodeJS.WritableStream;
   /** Values censored wherever they appear in a line (more may be added with `redactSecrets`). */
   secrets?: Iterable<string | undefined | null>;
+  /**
+   * Lines for a person (pino-pretty: one coloured line per event) rather than JSON for a collector.
+   * Default: when stdout is a terminal.
+   */
+  pretty?: boolean;
 }
 
 const redactorSym = Symbol("gw.redactor");
@@ -29,6 +35,12 @@ export function createLogger(config: LoggerConfig): Logger {
   };
   // Children are made with Object.create, so they find their root's redactor through this property.
   const withRedactor = (logger: Logger): Logger => Object.defineProperty(logger, redactorSym, { value: redactor });
+  // At a terminal: readable lines, written as they come (a person is watching); redacted first, as
+  // the hook runs before any stream.
+  if (config.pretty ?? (config.destination === undefined && process.stdout.isTTY === true)) {
+    const destination = config.destination ?? 1;
+    return withRedactor(pino(options, pretty({ colorize: config.destination === undefined, sync: true, destination, translateTime: "SYS:HH:MM:ss.l", ignore: "pid,hostname" })));
+  }
   if (config.destination) return withRedactor(pino(options, config.destination));
   // pino writes asynchronously through sonic-boom, so logging never blocks the request path. Lines
   // are batched up to 4 KiB; a quiet process still writes within a second (a warning that Redis

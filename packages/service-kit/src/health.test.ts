@@ -1,6 +1,11 @@
+import { execFileSync } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import express from "express";
+import { repoRoot } from "@gw/config";
 import { afterEach, describe, expect, it } from "vitest";
 import { Health } from "./health";
+import { createMetrics } from "./metrics";
 import { startHttpServer, type RunningServer } from "./server";
 
 const running: RunningServer[] = [];
@@ -123,6 +128,16 @@ describe("Health over HTTP", () => {
     const ready = await fetch(`${url}/readyz`);
     expect(ready.status).toBe(200);
     expect(((await ready.json()) as ReadyBody).status).toBe("ok");
+  });
+
+  it("when /readyz answers, then it names the release and the commit that answer, as the metrics do", async () => {
+    const health = new Health();
+    const ready = (await (await fetch(`${await serve(health)}/readyz`)).json()) as ReadyBody & { version: string; commit: string };
+    const root = JSON.parse(readFileSync(join(repoRoot(), "package.json"), "utf8")) as { version: string };
+    const head = execFileSync("git", ["rev-parse", "--short=12", "HEAD"], { cwd: repoRoot() }).toString().trim();
+    expect([ready.version, ready.commit]).toEqual([root.version, head]);
+    const metrics = await createMetrics("t", { defaults: false }).registry.metrics();
+    expect(metrics).toContain(`gw_build_info{version="${root.version}",commit="${head}",service="t"} 1`);
   });
 
   it("when a check fails, then /readyz answers 503 naming it, while /livez stays 200", async () => {

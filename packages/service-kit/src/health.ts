@@ -1,4 +1,5 @@
 import type { Express } from "express";
+import { buildInfo } from "@gw/config";
 
 export type ReadinessCheck = () => Promise<boolean>;
 
@@ -54,9 +55,11 @@ export class Health {
     app.get("/livez", (_req, res) => {
       res.json({ status: "ok" });
     });
+    // Which build answers: what an operator checks during a rolling upgrade or a roll-back.
+    const { version, commit } = buildInfo();
     app.get("/readyz", async (_req, res) => {
       const { ready, checks } = await this.readiness();
-      res.status(ready ? 200 : 503).json({ status: ready ? "ok" : "unavailable", checks });
+      res.status(ready ? 200 : 503).json({ status: ready ? "ok" : "unavailable", version, commit, checks });
     });
   }
 }

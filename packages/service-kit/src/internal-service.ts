@@ -1,4 +1,5 @@
 import type { Express } from "express";
+import { buildInfo } from "@gw/config";
 import type { Logger } from "@gw/logger";
 import { createServiceApp, finishApp } from "./app";
 import { Health, type ReadinessCheck } from "./health";
@@ -45,7 +46,7 @@ export function createInternalHttp(options: InternalServiceOptions): InternalHtt
       options.mount(app, metrics);
       finishApp(app);
       server = await startHttpServer(app, options.port, options.host);
-      options.logger.info({ url: server.url }, `${options.name} listening`);
+      options.logger.info({ url: server.url, ...buildInfo() }, `${options.name} listening`);
       return server;
     },
     async stop(graceMs = 10_000) {

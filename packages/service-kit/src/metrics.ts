@@ -1,4 +1,5 @@
-import { Counter, Histogram, Registry, collectDefaultMetrics } from "prom-client";
+import { buildInfo } from "@gw/config";
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
 
 /**
  * One registry per service (not prom-client's global one): the embedded default runs four services
@@ -32,6 +33,9 @@ export function createMetrics(service: string, { defaults = true } = {}): Servic
     buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
     registers: [registry],
   });
+  // The usual build-info gauge: always 1, its labels say which release and commit this process runs.
+  const { version, commit } = buildInfo();
+  new Gauge({ name: "gw_build_info", help: "The gateway's version and commit (always 1)", labelNames: ["version", "commit"] as const, registers: [registry] }).set({ version, commit }, 1);
   return { registry, requests, latency };
 }
 

@@ -1,4 +1,11 @@
+import { buildInfo } from "@gw/config";
 import type { ResolvedSecret } from "./secret-file";
+
+/** "0.1.0 (3f2a9c1d0b7e)": the release and the commit, as /readyz and the metrics report them. */
+function version(): string {
+  const { version, commit } = buildInfo();
+  return `${version} (${commit})`;
+}
 
 /**
  * What `pnpm start` and `pnpm start:mesh` print for the person at the terminal. A secret the
@@ -20,7 +27,7 @@ export interface EmbeddedBannerInput {
 export function embeddedBanner({ url, adminUrl, adminToken, dev }: EmbeddedBannerInput): string {
   const lines = [
     "",
-    "AI gateway running (embedded default)",
+    `AI gateway ${version()} running (embedded default)`,
     `  API base URL   ${url}/v1`,
     `  admin API      ${adminUrl}/admin`,
     adminTokenLine(adminToken),
@@ -35,7 +42,7 @@ export function embeddedBanner({ url, adminUrl, adminToken, dev }: EmbeddedBanne
 export function meshBanner(input: { url: string; adminUrl: string; adminToken: ResolvedSecret }): string {
   const lines = [
     "",
-    "AI gateway running (mesh: four processes)",
+    `AI gateway ${version()} running (mesh: four processes)`,
     `  API base URL   ${input.url}/v1`,
     `  admin API      ${input.adminUrl}/admin`,
     adminTokenLine(input.adminToken),

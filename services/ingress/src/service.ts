@@ -1,6 +1,6 @@
 import { fileURLToPath } from "node:url";
 import type { Bus, Consumer } from "@gw/bus";
-import type { PlanLimitsTable } from "@gw/config";
+import { buildInfo, type PlanLimitsTable } from "@gw/config";
 import { runMigrations, type Db } from "@gw/db";
 import type { Logger } from "@gw/logger";
 import { createMetrics, Health, Sealer, startHttpServer, type RunningServer } from "@gw/service-kit";
@@ -159,7 +159,7 @@ export function createIngressService(deps: IngressDeps): IngressService {
       const pub = await startHttpServer(publicApp, settings.port, settings.host, { deferContinue: true });
       const admin = await startHttpServer(adminApp, settings.adminPort, settings.host);
       servers = [pub, admin];
-      logger.info({ url: pub.url, adminUrl: admin.url }, "ingress listening");
+      logger.info({ url: pub.url, adminUrl: admin.url, ...buildInfo() }, "ingress listening");
       return { url: pub.url, adminUrl: admin.url };
     },
     async stop() {
