@@ -317,6 +317,17 @@ describe("startHttpServer when node's parser refuses a request", () => {
     ["raw bytes a request line may not hold", "GET /v1/models/job_\x7f\x01 HTTP/1.1\r\nhost: x\r\n\r\n", 400],
     ["a request line over 16 KiB", `GET /v1/${"a".repeat(20_000)} HTTP/1.1\r\nhost: x\r\n\r\n`, 431],
   ];
+  it("when the request line names /v1/messages, then the refusal is in Anthropic's envelope, as on that route", async () => {
+    const server = await start((_req, res) => res.end("reached the app"));
+    for (const line of ["G3T /v1/messages HTTP/1.1", "GET /v1/async/messages/job_\xff\xfe HTTP/1.1"]) {
+      const answer = await raw(server.port, `${line}\r\nhost: x\r\n\r\n`);
+      expect(answer, line).toMatch(/^HTTP\/1\.1 400 /);
+      const body = JSON.parse(answer.slice(answer.indexOf("\r\n\r\n") + 4)) as { type: string; error: { type: string }; request_id: string };
+      expect(body, line).toMatchObject({ type: "error", error: { type: "invalid_request_error" } });
+      expect(answer).toContain(`x-request-id: ${body.request_id}`);
+    }
+  });
+
   for (const [what, text, status] of cases) {
     it(`when it sends ${what}, then the answer is a ${status} in the OpenAI envelope with a request id`, async () => {
       const server = await start((_req, res) => res.end("reached the app"));

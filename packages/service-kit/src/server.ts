@@ -4,6 +4,7 @@ import type { AddressInfo } from "node:net";
 import type { Duplex } from "node:stream";
 import type { Express } from "express";
 import { GatewayError } from "@gw/errors";
+import { errorFormatFor } from "./app";
 
 export interface RunningServer {
   server: Server;
@@ -88,11 +89,21 @@ function answerClientError(err: NodeJS.ErrnoException, socket: Duplex): void {
       : err.code === "ERR_HTTP_REQUEST_TIMEOUT"
         ? [408, "Request Timeout", "The request was not received in time"]
         : [400, "Bad Request", "The request is not valid HTTP/1.1"];
-  const body = JSON.stringify(new GatewayError("invalid_request", message, { status }).toEnvelope("openai"));
+  const requestId = `req_${randomUUID().replaceAll("-", "")}`;
+  // The route's envelope when the request line can still be read (Anthropic's on /v1/messages).
+  const format = errorFormatFor(requestTarget((err as { rawPacket?: unknown }).rawPacket));
+  const body = JSON.stringify(new GatewayError("invalid_request", message, { status }).toEnvelope(format, requestId));
   socket.end(
     `HTTP/1.1 ${status} ${reason}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n` +
-      `x-request-id: req_${randomUUID().replaceAll("-", "")}\r\nconnection: close\r\n\r\n${body}`,
+      `x-request-id: ${requestId}\r\nconnection: close\r\n\r\n${body}`,
   );
+}
+
+/** The target of a raw request line (`METHOD /path HTTP/1.1`), or "" when there is none to read. */
+function requestTarget(raw: unknown): string {
+  if (!Buffer.isBuffer(raw)) return "";
+  const line = raw.subarray(0, Math.min(raw.length, 8_192)).toString("latin1").split("\r\n", 1)[0] ?? "";
+  return line.split(" ")[1] ?? "";
 }
 
 const continuePending = Symbol("continuePending");
@@ -112,13 +123,13 @@ function isExpressApp(handler: RequestListener): handler is RequestListener & Ex
 
 /**
  * Express's `app.handle` moves every request and response onto the app's own prototypes
- * (`Object.setPrototypeOf`), and V8 then runs node's HTTP code on those objects far slower: about
- * 150–350 µs more CPU per request and hop on this project's benchmark machine, more than express's
- * routing itself (expressjs/express#5998). Here the server builds them from classes whose prototypes
- * already are the app's, so that call finds nothing to change. The app's request and response
- * methods are copied onto the classes' prototypes, which then become `app.request` and
- * `app.response`; an app that also serves through another server (supertest) still works, as express
- * moves those objects onto the same prototypes.
+ * (`Object.setPrototypeOf`), and V8 then runs node's HTTP code on those objects far slower, costing
+ * more CPU per request than express's routing itself (expressjs/express#5998; figures in
+ * bench/README.md). Here the server builds them from classes whose prototypes already are the
+ * app's, so that call finds nothing to change. The app's request and response methods are copied
+ * onto the classes' prototypes, which then become `app.request` and `app.response`; an app that also
+ * serves through another server (supertest) still works, as express moves those objects onto the
+ * same prototypes.
  */
 function expressMessageClasses(app: Express): Pick<ServerOptions, "IncomingMessage" | "ServerResponse"> {
   class AppRequest extends IncomingMessage {}
