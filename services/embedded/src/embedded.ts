@@ -78,7 +78,7 @@ export async function startEmbedded(
       internalSecret,
       backends,
       bodyLimitBytes,
-      keyCacheTtlMs: 10_000,
+      keyCacheTtlMs: env.GATEWAY_KEY_CACHE_TTL_MS,
       plans: gateway.plans,
       masterKey: env.GATEWAY_MASTER_KEY,
       providers: Object.keys(gateway.providers),

@@ -34,6 +34,8 @@ export function rateLimitSettings(env: RateLimitEnv): RateLimitSettings {
 
 /** What unknown keys may cost; shared with the embedded launcher's environment. */
 export const AuthGuardEnv = z.object({
+  /** How long a replica trusts a cached key without asking Postgres (changes are also broadcast at once). */
+  GATEWAY_KEY_CACHE_TTL_MS: z.coerce.number().int().min(0).max(300_000).default(10_000),
   /** Failed authentications (missing, malformed, unknown or revoked key) one client address may make per minute; 0: no limit. */
   GATEWAY_AUTH_FAILURES_PER_MINUTE: z.coerce.number().int().min(0).max(1_000_000).default(60),
   /** Client addresses whose failures are counted at once (IPv6 by /64); the least recent go first. */
@@ -76,7 +78,7 @@ export function doorSettings(env: DoorEnv): DoorSettings {
   return { bodyInflightBytes: Math.floor(env.GATEWAY_BODY_INFLIGHT_MB * 1024 * 1024), trustProxy: env.GATEWAY_TRUST_PROXY };
 }
 
-/** The ingress process's environment (operator-interface.md). main.ts is the only caller. */
+/** The ingress process's environment (docs/configuration.md). main.ts is the only caller. */
 const IngressEnv = RateLimitEnv.extend(AuthGuardEnv.shape).extend(DoorEnv.shape).extend({
   PORT: port(8080),
   ADMIN_PORT: port(8090),
@@ -95,7 +97,6 @@ const IngressEnv = RateLimitEnv.extend(AuthGuardEnv.shape).extend(DoorEnv.shape)
   TOOLS_URL: z.url().default("http://127.0.0.1:8082"),
   JOBS_URL: z.url().default("http://127.0.0.1:8083"),
   GATEWAY_BODY_LIMIT_MB: z.coerce.number().positive().max(512).default(32),
-  GATEWAY_KEY_CACHE_TTL_MS: z.coerce.number().int().min(0).max(300_000).default(10_000),
   LOG_LEVEL: logLevel,
 });
 export type IngressEnv = z.infer<typeof IngressEnv>;

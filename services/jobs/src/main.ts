@@ -13,7 +13,7 @@ const { config, logger } = loadOrExit("jobs", process.env.LOG_LEVEL, () => {
 });
 const { gateway, natsCredentials, ...env } = config;
 // Censored from every log line, in any form (see @gw/logger).
-redactSecrets(logger, [env.GATEWAY_INTERNAL_SECRET]);
+redactSecrets(logger, [env.GATEWAY_INTERNAL_SECRET, env.GATEWAY_MASTER_KEY]);
 
 await runUntilSignal(logger, async () => {
   const db = createPgDb({ url: env.DATABASE_URL, applicationName: "gw-jobs" });
