@@ -17,6 +17,7 @@ import { bodyRule, hasBody } from "./body/body-rules";
 import { discardRestOfBody } from "./body/discard-body";
 import { readRequestBody } from "./body/read-body";
 import type { CredentialRelay } from "./credentials/credential-relay";
+import { mountApiDocs } from "./docs/api-docs";
 import { estimateTokens, estimateUploadTokens } from "./limits/estimate";
 import { rateLimitError, setRateHeaders, type RateLimitGate } from "./limits/rate-limit-gate";
 import type { BackendUrls } from "./proxy/forward";
@@ -69,6 +70,7 @@ export function createPublicApp(deps: PublicAppDeps): Express {
   const app = createServiceApp({ logger: deps.logger, metrics: deps.metrics, trustRequestId: false });
   if (deps.trustProxy !== undefined) app.set("trust proxy", deps.trustProxy);
   deps.health.mount(app);
+  mountApiDocs(app);
   const forwarders = createForwarders(deps.backends, deps.internalSecret, deps.credentials);
   app.use(door(deps.authenticator));
   app.use(readBody(deps.bodyLimitBytes, deps.bodyBudget));

@@ -76,6 +76,19 @@ const modelRead: RouteTarget = { backend: "inference", method: "GET", label: "/v
 const jobRead: RouteTarget = { backend: "jobs", method: "GET", label: "/v1/async", body: "none", maxBodyBytes: 0 };
 const researchRead: RouteTarget = { ...jobRead, label: "/v1/tools/webtool/research", tool: "webtool" };
 
+/**
+ * Every route as a path template (`{model}`, `{job_id}` where readTarget matches a name) with its
+ * target: what the API reference must document, no more and no less (its test holds it to this).
+ */
+export function publicRoutes(): { path: string; target: RouteTarget }[] {
+  return [
+    ...[...exact].map(([path, target]) => ({ path, target })),
+    { path: "/v1/models/{model}", target: modelRead },
+    ...Object.keys(modelRoutes).map((name) => ({ path: `/v1/async/${name}/{job_id}`, target: jobRead })),
+    { path: "/v1/tools/webtool/research/{job_id}", target: researchRead },
+  ];
+}
+
 /** Our job ids are `job_` and 32 hex digits; anything else cannot name a job and goes no further. */
 const JOB_ID = /^job_[A-Za-z0-9]{1,64}$/;
 
