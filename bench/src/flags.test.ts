@@ -3,7 +3,7 @@ import { defaultFlags, parseFlags } from "./flags";
 
 describe("parseFlags", () => {
   it("gives the documented defaults without arguments", () => {
-    expect(parseFlags([])).toEqual({ requests: 2000, warmup: 3000, block: 100, out: "bench/results/latest.json", comparePortkey: false, scenarios: [], help: false });
+    expect(parseFlags([])).toEqual({ requests: 2000, warmup: 3000, block: 100, out: "bench/results/latest.json", comparePortkey: false, scenarios: [], built: false, help: false });
     expect(parseFlags([])).toEqual(defaultFlags);
   });
 
@@ -15,6 +15,7 @@ describe("parseFlags", () => {
       out: "/tmp/x.json",
       comparePortkey: false,
       scenarios: [],
+      built: false,
       help: false,
     });
     expect(parseFlags(["--scenarios", "capacity, open-loop"]).scenarios).toEqual(["capacity", "open-loop"]);
@@ -26,6 +27,12 @@ describe("parseFlags", () => {
     expect(parseFlags(["--baseline", "/tmp/gw-base", "--scenarios", "one-in-flight"])).toMatchObject({ baseline: "/tmp/gw-base", scenarios: ["one-in-flight"] });
     expect(parseFlags(["--baseline=../gw-base"]).baseline).toBe("../gw-base");
     expect("baseline" in parseFlags([])).toBe(false);
+  });
+
+  it("when --built is given, then this tree's services are to run from their bundles; with --baseline too, both are kept", () => {
+    expect(parseFlags(["--built"]).built).toBe(true);
+    expect(parseFlags(["--built", "--baseline", "."])).toMatchObject({ built: true, baseline: "." });
+    expect(() => parseFlags(["--built=yes"])).toThrow(/--built/);
   });
 
   it.each([

@@ -18,6 +18,11 @@ export interface BenchFlags {
    * one-in-flight and spaced measure it as a third path beside direct and gateway.
    */
   baseline?: string;
+  /**
+   * This tree's services run from their bundles (`pnpm build` first), as the images run them, not
+   * from their sources through tsx. With --baseline naming this same tree, one run measures both.
+   */
+  built: boolean;
   help: boolean;
 }
 
@@ -28,6 +33,7 @@ export const defaultFlags: Readonly<BenchFlags> = {
   out: "bench/results/latest.json",
   comparePortkey: false,
   scenarios: [],
+  built: false,
   help: false,
 };
 
@@ -45,6 +51,9 @@ export const usage = `usage: tsx bench/src/main.ts [options]
   --baseline DIR another checkout of this repository, installed (git worktree add DIR <commit>, then
                  pnpm install --frozen-lockfile in DIR): its services run as a second mesh on the same
                  upstream, and one-in-flight and spaced measure direct, gateway and baseline interleaved
+  --built        run this tree's services from their bundles (pnpm build, then node --enable-source-maps
+                 services/<name>/dist/main.js, as the images do) instead of through tsx; with --baseline .
+                 the baseline is this same tree through tsx, so one run compares the two
   --help         this text`;
 
 /** Parses argv (without node and script); throws an Error naming the bad flag. */
@@ -61,6 +70,7 @@ export function parseFlags(argv: readonly string[]): BenchFlags {
       "compare-portkey": { type: "boolean" },
       scenarios: { type: "string" },
       baseline: { type: "string" },
+      built: { type: "boolean" },
       help: { type: "boolean", short: "h" },
     },
   });
@@ -76,6 +86,7 @@ export function parseFlags(argv: readonly string[]): BenchFlags {
     scenarios: (values.scenarios ?? "").split(",").map((n) => n.trim()).filter((n) => n !== ""),
     // Absent unless given, so runs without it report exactly what they always did.
     ...(values.baseline === undefined ? {} : { baseline: values.baseline }),
+    built: values.built ?? false,
     help: values.help ?? false,
   };
 }

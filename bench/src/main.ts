@@ -6,6 +6,7 @@ import { fileURLToPath } from "node:url";
 import { baselineProcesses, describeBaseline, readBaselineCheckout, type BaselineCheckout, type BaselineMesh } from "./baseline/baseline-checkout";
 import { Cleanup } from "./cleanup";
 import { parseFlags, usage, type BenchFlags } from "./flags";
+import { buildServices } from "../../scripts/build";
 import { startGateway, type BenchGateway } from "./gateway/start-gateway";
 import { currentLoadAverage, describeMachine } from "./machine";
 import { cpuUsers, neighbourNote, readProcessTable, type NeighbourReport } from "./neighbours";
@@ -95,6 +96,11 @@ async function main(argv: readonly string[]): Promise<number> {
   const machine = describeMachine();
   const startedAt = new Date().toISOString();
   try {
+    if (flags.built) {
+      // Built now, from this tree as it is, so the bundles can never be older than the sources.
+      progress("building the services (pnpm build)");
+      await buildServices();
+    }
     const upstreamKey = `sk-bench-${randomBytes(12).toString("hex")}`;
     // Each teardown is registered before its start finishes: an interrupt during start-up then
     // waits for the start and stops what it started, instead of leaving processes behind.
@@ -108,7 +114,7 @@ async function main(argv: readonly string[]): Promise<number> {
 
     if (cleanup.stopping) throw new Error("interrupted");
     progress("starting the mesh (four processes, Postgres, Redis, NATS)");
-    const gatewayStart = startGateway({ upstreamURL: upstream.url, upstreamKey, serviceEnv: serviceEnv(breakdownPrefix) });
+    const gatewayStart = startGateway({ upstreamURL: upstream.url, upstreamKey, serviceEnv: serviceEnv(breakdownPrefix), built: flags.built });
     cleanup.add("mesh", () => stopMesh(gatewayStart, "services"));
     const gateway = await gatewayStart;
     if (cleanup.stopping) throw new Error("interrupted");
@@ -152,9 +158,8 @@ async function main(argv: readonly string[]): Promise<number> {
       if (note) result.notes.push(note);
       results.push(result);
       ctx.earlier[result.name] = result.data;
-      // Once nothing left measures it, the baseline mesh goes: beside the scenarios that drive this
-      // tree's mesh hard (capacity, open loop), its idle services cut the capacity found to 188 rps
-      // (1,600 with it stopped, in the same hour).
+      // Once nothing left measures it, the baseline mesh goes: its idle services take enough of the
+      // machine to skew the scenarios that drive this tree's mesh hard (capacity, open loop).
       if (stopBaselineNow && !run.slice(run.indexOf(scenario) + 1).some((s) => measuringBaseline.includes(s))) {
         progress("stopping the baseline mesh: no scenario left measures it");
         await stopBaselineNow();
@@ -175,10 +180,11 @@ async function main(argv: readonly string[]): Promise<number> {
         warmup: flags.warmup,
         block: flags.block,
         comparePortkey: flags.comparePortkey,
+        ...(flags.built ? { built: true } : {}),
         scenarios: chosen.map((s) => s.name),
         ...(checkout ? { baseline: checkout.dir } : {}),
       },
-      setup: { mesh: "four processes", database: "postgres", bus: "nats", redis: true, logLevel: "warn", upstream: "fixed answer, zero delay, own process" },
+      setup: { mesh: "four processes", services: servicesRun(flags.built), database: "postgres", bus: "nats", redis: true, logLevel: "warn", upstream: "fixed answer, zero delay, own process" },
       ...(checkout ? { baseline: checkout } : {}),
       scenarios: Object.fromEntries(results.map((r) => [r.name, r.data])),
       // CPU used by processes the benchmark did not start, per scenario, as a share of one core.
@@ -187,7 +193,7 @@ async function main(argv: readonly string[]): Promise<number> {
     writeFileSync(out, `${JSON.stringify(report, null, 2)}\n`);
 
     const sections = results.map((r) => [...r.tables.map(renderTable), ...(r.notes.length ? [r.notes.join("\n")] : [])].join("\n\n"));
-    const header = checkout ? `${renderHeader(machine)}\n${describeBaseline(checkout)}` : renderHeader(machine);
+    const header = [renderHeader(machine), `services ${servicesRun(flags.built)}`, ...(checkout ? [`${describeBaseline(checkout)}, ${servicesRun(false)}`] : [])].join("\n");
     process.stdout.write(`\n${header}\n\n${sections.join("\n\n")}\n\nresults: ${out}\n`);
     return 0;
   } catch (err) {
@@ -198,6 +204,11 @@ async function main(argv: readonly string[]): Promise<number> {
     progress("stopping");
     await cleanup.run();
   }
+}
+
+/** How a mesh's services run: their bundles (--built) or their sources through tsx (always so for the baseline). */
+function servicesRun(built: boolean): string {
+  return built ? "bundled (pnpm build; node --enable-source-maps dist/main.js)" : "TypeScript sources through tsx";
 }
 
 /** Stops a mesh once its start has settled (a failed start has already stopped its processes and dropped its database). */

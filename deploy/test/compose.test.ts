@@ -97,7 +97,8 @@ describe("deploy/docker-compose.yml", () => {
     for (const name of ["ingress", "jobs"]) {
       const migrate = svc(`${name}-migrate`);
       expect(migrate.image).toBe(svc(name).image);
-      expect(migrate.command).toEqual([`/app/services/${name}/src/migrate.ts`]);
+      // The image's bundled migration entry (pnpm build makes it from src/migrate.ts).
+      expect(migrate.command).toEqual([`/app/services/${name}/dist/migrate.js`]);
       expect(existsSync(join(repoDir, `services/${name}/src/migrate.ts`))).toBe(true);
       expect(migrate.depends_on?.postgres).toEqual({ condition: "service_healthy" });
       expect(svc(name).depends_on?.[`${name}-migrate`]).toEqual({ condition: "service_completed_successfully" });

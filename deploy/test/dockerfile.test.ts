@@ -1,46 +1,14 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { DockerfileParser, type Instruction } from "dockerfile-ast";
 import { beforeAll, describe, expect, it } from "vitest";
+import { serviceEntries } from "../../scripts/build";
+import { chain, dockerfile, dockerfileSource as source, execForm, imageCommand, imageCopies, keyword, stage, stages } from "./dockerfile-image";
 import { deployDir, kustomize, repoDir } from "./kustomize";
 import { mainContainer, Manifests } from "./manifests";
 
 const services = { ingress: ["PORT", "ADMIN_PORT"], inference: ["INFERENCE_PORT"], tools: ["TOOLS_PORT"], jobs: ["JOBS_PORT"] } as const;
+type Service = keyof typeof services;
 
-interface Stage {
-  name: string;
-  from: string;
-  instructions: Instruction[];
-}
-
-const source = readFileSync(join(deployDir, "Dockerfile"), "utf8");
-const dockerfile = DockerfileParser.parse(source);
-const stages: Stage[] = [];
-for (const instruction of dockerfile.getInstructions()) {
-  const from = dockerfile.getFROMs().find((f) => f === instruction);
-  if (from) stages.push({ name: from.getBuildStage() ?? String(stages.length), from: from.getImageName() ?? "", instructions: [] });
-  else stages.at(-1)?.instructions.push(instruction);
-}
-const stage = (name: string) => {
-  const found = stages.find((s) => s.name === name);
-  if (!found) throw new Error(`no stage ${name}`);
-  return found;
-};
-/** The stage and the stages it is built FROM, nearest first. */
-const chain = (name: string): Stage[] => {
-  const s = stage(name);
-  return stages.some((o) => o.name === s.from) ? [s, ...chain(s.from)] : [s];
-};
-const keyword = (s: Stage, k: string) => s.instructions.filter((i) => i.getKeyword() === k);
-/** An instruction's JSON array (exec form), or undefined for the shell form. */
-const execForm = (text: string): string[] | undefined => {
-  try {
-    const parsed: unknown = JSON.parse(text);
-    return Array.isArray(parsed) && parsed.every((x) => typeof x === "string") ? parsed : undefined;
-  } catch {
-    return undefined;
-  }
-};
 const envOf = (name: string): Record<string, string> =>
   Object.fromEntries(
     chain(name)
@@ -48,6 +16,13 @@ const envOf = (name: string): Record<string, string> =>
       .flatMap((s) => dockerfile.getENVs().filter((e) => s.instructions.includes(e)))
       .flatMap((e) => e.getProperties().map((p) => [p.getName(), p.getValue() ?? ""])),
   );
+
+/** `/app/services/<name>/dist/<entry>.js` for an entry point `pnpm build` makes (scripts/build.ts), from a source that exists. */
+const expectBuiltEntry = (path: string, name: Service, entry: string) => {
+  expect(path).toBe(`/app/services/${name}/dist/${entry}.js`);
+  expect(serviceEntries[name] as readonly string[]).toContain(entry);
+  expect(existsSync(join(repoDir, `services/${name}/src/${entry}.ts`))).toBe(true);
+};
 
 describe("deploy/Dockerfile", () => {
   it("when the base image is named, then it is a Node LTS release pinned by full version and digest", () => {
@@ -61,49 +36,73 @@ describe("deploy/Dockerfile", () => {
     for (const s of stages) expect(s.from === "${NODE_IMAGE}" || stages.some((o) => o.name === s.from), s.name).toBe(true);
   });
 
-  it.each(Object.keys(services))("when the %s target is built, then it runs node as PID 1 in exec form, as a non-root user, with a health check", (name) => {
+  it.each(Object.keys(services))("when the %s target is built, then it runs its bundle with node as PID 1 in exec form, source maps on, as a non-root user, with a health check", (name) => {
     const own = chain(name);
     expect(own.at(-1)?.from).toBe("${NODE_IMAGE}");
     const last = (k: string) => own.flatMap((s) => keyword(s, k)).at(0);
     const user = last("USER")?.getArgumentsContent() ?? "root";
     expect(user.split(":")[0]).not.toMatch(/^(0|root)$/);
     expect(user.split(":")[0]).toMatch(/^\d+$/); // numeric, so runAsNonRoot can verify it
-    const entrypoint = execForm(last("ENTRYPOINT")?.getArgumentsContent() ?? "");
-    const cmd = execForm(last("CMD")?.getArgumentsContent() ?? "");
-    expect(entrypoint, "ENTRYPOINT in exec form").toEqual(["node", "--import", "tsx"]);
-    expect(cmd, "CMD in exec form").toEqual([`/app/services/${name}/src/main.ts`]);
-    expect(existsSync(join(repoDir, `services/${name}/src/main.ts`))).toBe(true);
+    expect(execForm(last("ENTRYPOINT")?.getArgumentsContent() ?? ""), "ENTRYPOINT in exec form").toEqual(["node", "--enable-source-maps"]);
+    expect(execForm(last("CMD")?.getArgumentsContent() ?? ""), "CMD in exec form").toHaveLength(1);
+    const [node, flag, entry, ...rest] = imageCommand(name);
+    expect([node, flag, rest]).toEqual(["node", "--enable-source-maps", []]);
+    expectBuiltEntry(entry ?? "", name as Service, "main");
+    // The migration entry the comment offers for an init container is built too.
+    const migrate = /CMD \["(\/app\/services\/[a-z]+\/dist\/migrate\.js)"\]/.exec(source.slice(source.indexOf(`AS ${name}\n`)).split("\nFROM ")[0] ?? "")?.[1];
+    if (migrate) expectBuiltEntry(migrate, name as Service, "migrate");
     const healthcheck = keyword(stage(name), "HEALTHCHECK")[0]?.getArgumentsContent() ?? "";
     const probe = execForm(healthcheck.replace(/^CMD\s+/, ""));
-    expect(probe, "HEALTHCHECK CMD in exec form").toEqual(["node", "/app/deploy/docker/healthcheck.mjs", services[name as keyof typeof services][0]]);
+    expect(probe, "HEALTHCHECK CMD in exec form").toEqual(["node", "/app/deploy/docker/healthcheck.mjs", services[name as Service][0]]);
     expect(existsSync(join(deployDir, "docker/healthcheck.mjs"))).toBe(true);
   });
 
-  it.each(Object.keys(services))("when the %s target is built, then only production dependencies reach it, installed from the lockfile", (name) => {
-    const final = stage(name);
-    const copies = dockerfile.getCOPYs().filter((c) => final.instructions.includes(c));
-    const from = copies.map((c) => c.getFromFlag()?.getValue()).filter((f): f is string => f !== undefined);
-    expect(from).toEqual([`${name}-deps`]);
-    // Nothing is installed in the final stages themselves…
+  it.each(Object.keys(services))("when the %s target is built, then only its bundle, migrations and package.json reach it from the build stage: no tsx, TypeScript or node_modules", (name) => {
+    const copies = imageCopies(name);
+    // The service's own files come from the build stage, which ran `pnpm build`…
+    const built = copies.filter((c) => c.from === "build").flatMap((c) => c.sources);
+    expect(built).toEqual(
+      expect.arrayContaining([`/src/services/${name}/package.json`, `/src/services/${name}/dist`, ...(existsSync(join(repoDir, `services/${name}/migrations`)) ? [`/src/services/${name}/migrations`] : [])]),
+    );
+    const allowed = new Set(["/src/pnpm-workspace.yaml", "/src/gateway.config.yaml", `/src/services/${name}/package.json`, `/src/services/${name}/dist`, `/src/services/${name}/migrations`]);
+    expect(built.filter((path) => !allowed.has(path)), "nothing else from the build stage").toEqual([]);
+    // …from the context, only the health check script; no other stage is copied from.
+    expect(copies.filter((c) => c.from === undefined).flatMap((c) => c.sources)).toEqual(["deploy/docker/healthcheck.mjs"]);
+    expect(copies.every((c) => c.from === undefined || c.from === "build")).toBe(true);
+    for (const path of copies.flatMap((c) => [...c.sources, c.dest])) expect(path).not.toMatch(/node_modules|\/src\/(services|packages)\/[^/]+\/src\b|\.ts$|tsx/);
+    // Nothing is installed in the runtime stages; the command runs plain node.
     for (const s of chain(name)) {
-      for (const run of keyword(s, "RUN")) expect(run.getArgumentsContent()).not.toMatch(/\b(npm|pnpm|yarn)\s+(ci|i|install|add)\b/);
+      for (const run of keyword(s, "RUN")) expect(run.getArgumentsContent()).not.toMatch(/\b(npm|pnpm|yarn)\s+(ci|i|install|add|fetch|build)\b/);
     }
-    // …and the stage they copy from installs production dependencies only, frozen to the lockfile.
-    const installs = chain(`${name}-deps`).flatMap((s) => keyword(s, "RUN")).map((r) => r.getArgumentsContent() ?? "");
-    const install = installs.filter((r) => /\bpnpm install\b/.test(r));
-    expect(install).toHaveLength(1);
-    expect(install[0]).toMatch(/--prod\b/);
-    expect(install[0]).toMatch(/--frozen-lockfile\b/);
-    expect(install[0]).toContain(`--filter-prod "@gw/${name}..."`);
-    expect(installs.filter((r) => /\b(npm (ci|install)|yarn)\b/.test(r))).toEqual([]);
-    expect(installs.filter((r) => /\bpnpm fetch\b/.test(r)).every((r) => /--prod\b/.test(r))).toBe(true);
+    expect(imageCommand(name).join(" ")).not.toMatch(/tsx|\.ts\b|--import|--loader/);
   });
 
-  it("when the build context is sent, then an allow-list keeps local files, node_modules and tests out", () => {
+  it("when the build stage runs, then it installs the workspace frozen to the lockfile and runs pnpm build", () => {
+    const runs = chain("build").flatMap((s) => keyword(s, "RUN")).map((r) => r.getArgumentsContent() ?? "");
+    const install = runs.filter((r) => /\bpnpm install\b/.test(r));
+    expect(install).toHaveLength(1);
+    expect(install[0]).toMatch(/--frozen-lockfile\b/);
+    expect(install[0]).toMatch(/--offline\b/);
+    expect(install[0]).toMatch(/&& pnpm build\s*$/);
+    expect(runs.filter((r) => /\b(npm (ci|install)|yarn)\b/.test(r))).toEqual([]);
+    const pkg = JSON.parse(readFileSync(join(repoDir, "package.json"), "utf8")) as { scripts?: Record<string, string> };
+    expect(pkg.scripts?.build).toBe("tsx scripts/build.ts");
+    // The build's inputs are in the context: the build script and everything it bundles.
+    const contextCopies = chain("build").flatMap((s) => dockerfile.getCOPYs().filter((c) => s.instructions.includes(c) && !c.getFromFlag()));
+    const sources = contextCopies.flatMap((c) => c.getArguments().slice(0, -1).map((a) => a.getValue()));
+    expect(sources).toEqual(expect.arrayContaining(["scripts", "packages", "services", "package.json", "pnpm-lock.yaml"]));
+  });
+
+  it("when the build context is sent, then an allow-list keeps local files, node_modules, old bundles and tests out, and lets in what the build copies", () => {
     const ignore = readFileSync(join(deployDir, "Dockerfile.dockerignore"), "utf8").split("\n").map((l) => l.trim()).filter((l) => l && !l.startsWith("#"));
     expect(ignore[0]).toBe("*");
-    expect(ignore).toEqual(expect.arrayContaining(["**/node_modules", "**/*.test.ts"]));
-    expect(ignore.filter((l) => l.startsWith("!")).some((l) => /\.env|\.data/.test(l))).toBe(false);
+    expect(ignore).toEqual(expect.arrayContaining(["**/node_modules", "**/dist", "**/*.test.ts"]));
+    const allowed = ignore.filter((l) => l.startsWith("!")).map((l) => l.slice(1).replace(/\/$/, ""));
+    expect(allowed.some((l) => /\.env|\.data/.test(l))).toBe(false);
+    const fromContext = stages.flatMap((s) => dockerfile.getCOPYs().filter((c) => s.instructions.includes(c) && !c.getFromFlag()));
+    for (const path of fromContext.flatMap((c) => c.getArguments().slice(0, -1).map((a) => a.getValue().replace(/\/$/, "")))) {
+      expect(allowed.some((a) => path === a || path.startsWith(`${a}/`)), path).toBe(true);
+    }
   });
 
   it("when pnpm runs in the build, then it is the version package.json pins", () => {
@@ -126,7 +125,7 @@ describe("deploy/Dockerfile", () => {
       const c = mainContainer(m.deployment(`gw-${name}`));
       expect((c.ports ?? []).map((p) => p.containerPort)).toEqual(exposed);
       const migrate = m.deployment(`gw-${name}`).spec?.template.spec?.initContainers?.[0];
-      if (migrate) expect(existsSync(join(repoDir, (migrate.args?.[0] ?? "").replace(/^\/app\//, "")))).toBe(true);
+      if (migrate) expectBuiltEntry(migrate.args?.[0] ?? "", name as Service, "migrate");
     });
   });
 });

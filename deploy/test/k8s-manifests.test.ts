@@ -259,8 +259,9 @@ describe.each(Object.entries(overlays))("the %s overlay", (overlay, namespace) =
       expect(init.map((c) => c.name)).toEqual(["migrate"]);
       expect(init[0]?.image).toBe(mainContainer(d).image);
       const script = init[0]?.args?.[0] ?? "";
-      expect(script).toBe(`/app/services/${name}/src/migrate.ts`);
-      expect(existsSync(join(repoDir, script.replace(/^\/app\//, "")))).toBe(true);
+      // The image's bundled migration entry (pnpm build makes it from src/migrate.ts).
+      expect(script).toBe(`/app/services/${name}/dist/migrate.js`);
+      expect(existsSync(join(repoDir, `services/${name}/src/migrate.ts`))).toBe(true);
       const db = (c: IContainer | undefined) => c?.env?.find((e) => e.name === "DATABASE_URL")?.valueFrom?.secretKeyRef;
       expect(db(init[0])).toEqual(db(mainContainer(d)));
     }

@@ -36,6 +36,8 @@ export async function startTestMesh(
     serviceEnv?: Partial<Record<MeshServiceName, Record<string, string>>>;
     /** Another checkout whose services to start instead of this repository's (spawnMesh's `root`). */
     root?: string;
+    /** Start the services' bundles from `pnpm build` rather than their sources (spawnMesh's `built`). */
+    built?: boolean;
   } = {},
 ): Promise<RunningMesh> {
   const db: TestDatabase = await createTestDatabase();
@@ -67,7 +69,7 @@ export async function startTestMesh(
     LOG_LEVEL: "warn",
     ...extraEnv,
   };
-  const mesh = spawnMesh({ ports, stdio: "pipe", env, serviceEnv: options.serviceEnv, root: options.root });
+  const mesh = spawnMesh({ ports, stdio: "pipe", env, serviceEnv: options.serviceEnv, root: options.root, built: options.built });
   let log = "";
   const capture = (name: string, child: import("node:child_process").ChildProcess) => {
     child.stdout?.on("data", (d: Buffer) => (log += `[${name}] ${d.toString()}`));

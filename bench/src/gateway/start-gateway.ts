@@ -25,6 +25,8 @@ export interface GatewayOptions {
   serviceEnv?: Record<string, string>;
   /** Start the services of this other checkout (its own entry points and node_modules), not this tree's. */
   root?: string;
+  /** Start the services' bundles (services/<name>/dist/main.js, from `pnpm build`), not their sources. */
+  built?: boolean;
 }
 
 /**
@@ -37,7 +39,7 @@ export async function startGateway(options: GatewayOptions): Promise<BenchGatewa
     BENCH_UPSTREAM_KEY: options.upstreamKey,
     REDIS_URL: await testRedisUrl(),
     ...options.serviceEnv,
-  }, { root: options.root });
+  }, { root: options.root, built: options.built });
   try {
     const admin = adminClient(mesh.adminURL, mesh.adminToken);
     const ws = await admin<{ id: string }>("POST", "/admin/workspaces", { name: "bench", plan: "enterprise", models: [benchModel] });

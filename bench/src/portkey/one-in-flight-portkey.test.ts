@@ -34,7 +34,7 @@ describe("measurePortkeyOneInFlight", () => {
     const total = () => Object.values(seen).reduce((a, b) => a + b, 0);
 
     const result: ScenarioResult = await measurePortkeyOneInFlight({
-      flags: { requests: 20, warmup: 10, block: 5, out: "", comparePortkey: true, scenarios: [], help: false },
+      flags: { requests: 20, warmup: 10, block: 5, out: "", comparePortkey: true, scenarios: [], built: false, help: false },
       upstream: { url: `${origin}/v1`, pid: process.pid, answered: async () => total() } as never,
       processes: {},
       chat: { direct: target("direct"), gateway: target("gateway") },

@@ -33,7 +33,8 @@ const ports = {
   jobs: num(env.JOBS_PORT, 8083),
 };
 
-const mesh = spawnMesh({ ports, env });
+// Run as a bundle (dist/mesh.js, from `pnpm build`), it starts the services' bundles too.
+const mesh = spawnMesh({ ports, env, built: import.meta.url.endsWith(".js") });
 for (const [name, child] of Object.entries(mesh.processes)) {
   child.once("exit", (code, signal) => {
     if (!stopping) {

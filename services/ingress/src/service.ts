@@ -86,7 +86,9 @@ export interface IngressService {
   readonly authenticator: Authenticator;
 }
 
-export const ingressMigrations = fileURLToPath(new URL("../migrations", import.meta.url));
+// Two levels up is services/ both from src/ and from any service's dist/ (embedded's bundle holds
+// this module too), so the sources and every bundle find the same folder (see scripts/build.ts).
+export const ingressMigrations = fileURLToPath(new URL("../../ingress/migrations", import.meta.url));
 
 export function createIngressService(deps: IngressDeps): IngressService {
   const { settings, db, bus, logger } = deps;

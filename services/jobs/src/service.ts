@@ -37,7 +37,9 @@ export interface JobsService {
   stop(): Promise<void>;
 }
 
-export const jobsMigrations = fileURLToPath(new URL("../migrations", import.meta.url));
+// Two levels up is services/ both from src/ and from any service's dist/ (embedded's bundle holds
+// this module too), so the sources and every bundle find the same folder (see scripts/build.ts).
+export const jobsMigrations = fileURLToPath(new URL("../../jobs/migrations", import.meta.url));
 
 /** Events applied at once; each is one UPDATE, so this bounds the jobs service's share of the pool. */
 const EVENT_CONCURRENCY = 8;
