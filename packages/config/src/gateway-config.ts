@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { PlanName } from "@gw/contracts";
 
-/** The YAML file named by GATEWAY_CONFIG (operator-interface.md). Unknown keys are rejected. */
+/** The YAML file named by GATEWAY_CONFIG (docs/configuration.md). Unknown keys are rejected. */
 
 export const providerKinds = ["openai", "anthropic", "cohere", "jina", "mistral", "tavily", "serpapi"] as const;
 export const ProviderKind = z.enum(providerKinds);

@@ -3,10 +3,9 @@ import { EventEmitter } from "node:events";
 /**
  * Fires once when the caller of a request goes away, so the work done for it (an upstream call, a
  * retry's wait) stops. An EventEmitter rather than an AbortController: on Node 20 every
- * `addEventListener` on an AbortSignal left about 1 KB per request to be promoted to the old
- * generation (measured with undici against a local upstream: 37 B without the listener, 960 B
- * with it), and in inference that meant a major collection every few seconds under load. undici
- * takes either kind of signal.
+ * `addEventListener` on an AbortSignal left garbage for the old generation on each request, which in
+ * inference meant a major collection every few seconds under load (figures in bench/README.md).
+ * undici takes either kind of signal.
  */
 export class CallerGone extends EventEmitter {
   private gone = false;

@@ -76,9 +76,8 @@ export const bufferedAnswerLimitBytes = 256 * 1024 * 1024;
 /**
  * A call whose whole answer is collected by a plain dispatch handler into one Buffer. undici's
  * `request()` wraps every call in an async resource, a Readable and a promise per body method;
- * for an answer that is read whole anyway that is work for nothing: measured against a local
- * upstream, 25 µs of CPU and 40 B left for the old generation per call this way, against 50 µs
- * and 1.1 KB through `request()`.
+ * for an answer that is read whole anyway that is work for nothing, and garbage that reaches the old
+ * generation (figures in bench/README.md).
  *
  * An error status is what matters of an error answer, so as `readBounded` does on a stream, only
  * its first `errorPageBytes` are kept (the rest is not waited for), and a body that fails or stalls

@@ -18,7 +18,7 @@ export interface ToolUpstream {
   ownCredential?: true;
 }
 
-/** The provider kind each tool speaks (operator-interface.md: found by the names webtool and serptool). */
+/** The provider kind each tool speaks (docs/configuration.md: found by the names webtool and serptool). */
 export const toolProviderKinds: Record<ToolName, ProviderKind> = { webtool: "tavily", serptool: "serpapi" };
 
 /**

@@ -26,7 +26,7 @@ export interface AdminAppDeps {
   credentials?: { store: CredentialStore; sealer: Sealer | undefined; providers: readonly string[] };
 }
 
-/** The admin API of operator-interface.md, on its own port, behind the admin token. */
+/** The admin API (docs/configuration.md), on its own port, behind the admin token. */
 export function createAdminApp(deps: AdminAppDeps): Express {
   const { store } = deps;
   const app = createServiceApp({ logger: deps.logger, metrics: deps.metrics, trustRequestId: true });

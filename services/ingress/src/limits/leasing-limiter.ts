@@ -12,8 +12,8 @@ const LEASE_SHARE = 50;
 const MAX_LEASE_REQUESTS = 100;
 /**
  * And at most this many times the key's own pace on this replica (its admissions in the last bucket,
- * or in this one so far), so a slow key holds back little room and a new burst grows its blocks
- * from 4 requests by doubling.
+ * or in this one so far), so a slow key holds back little room and a new burst's blocks grow
+ * 4, 12, 36, then 100 requests.
  */
 const PACE_FACTOR = 2;
 
