@@ -205,7 +205,11 @@ function buildCommit(root: string): string {
   const given = process.env.GW_BUILD_COMMIT?.trim();
   if (given) return given;
   try {
-    return execFileSync("git", ["rev-parse", "--short=12", "HEAD"], { cwd: root, stdio: ["ignore", "pipe", "ignore"] }).toString().trim() || "unknown";
+    return (
+      execFileSync("git", ["rev-parse", "--short=12", "HEAD"], { cwd: root, stdio: ["ignore", "pipe", "ignore"] })
+        .toString()
+        .trim() || "unknown"
+    );
   } catch {
     return "unknown";
   }
@@ -218,7 +222,9 @@ if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.a
   for (const f of files) {
     // The optional add-ons are never loaded; listing them would only alarm.
     const needed = f.externals.filter((name) => !optionalExternals.has(name));
-    process.stdout.write(`${relative(process.cwd(), join(repositoryRoot, f.file)).padEnd(42)}${size(f.bytes)}${needed.length > 0 ? `  imports ${needed.join(", ")}` : ""}\n`);
+    process.stdout.write(
+      `${relative(process.cwd(), join(repositoryRoot, f.file)).padEnd(42)}${size(f.bytes)}${needed.length > 0 ? `  imports ${needed.join(", ")}` : ""}\n`,
+    );
   }
   process.stdout.write(`built ${files.length} files in ${Math.round(performance.now() - started)} ms\n`);
 }

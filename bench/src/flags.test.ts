@@ -3,7 +3,16 @@ import { defaultFlags, parseFlags } from "./flags";
 
 describe("parseFlags", () => {
   it("gives the documented defaults without arguments", () => {
-    expect(parseFlags([])).toEqual({ requests: 2000, warmup: 3000, block: 100, out: "bench/results/latest.json", comparePortkey: false, scenarios: [], built: false, help: false });
+    expect(parseFlags([])).toEqual({
+      requests: 2000,
+      warmup: 3000,
+      block: 100,
+      out: "bench/results/latest.json",
+      comparePortkey: false,
+      scenarios: [],
+      built: false,
+      help: false,
+    });
     expect(parseFlags([])).toEqual(defaultFlags);
   });
 
@@ -24,7 +33,10 @@ describe("parseFlags", () => {
   });
 
   it("when --baseline names a directory, then it is kept as given; when absent, then there is no baseline key at all", () => {
-    expect(parseFlags(["--baseline", "/tmp/gw-base", "--scenarios", "one-in-flight"])).toMatchObject({ baseline: "/tmp/gw-base", scenarios: ["one-in-flight"] });
+    expect(parseFlags(["--baseline", "/tmp/gw-base", "--scenarios", "one-in-flight"])).toMatchObject({
+      baseline: "/tmp/gw-base",
+      scenarios: ["one-in-flight"],
+    });
     expect(parseFlags(["--baseline=../gw-base"]).baseline).toBe("../gw-base");
     expect("baseline" in parseFlags([])).toBe(false);
   });

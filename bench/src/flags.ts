@@ -83,7 +83,10 @@ export function parseFlags(argv: readonly string[]): BenchFlags {
     block: integer("block", values.block, defaultFlags.block, 1),
     out,
     comparePortkey: values["compare-portkey"] ?? false,
-    scenarios: (values.scenarios ?? "").split(",").map((n) => n.trim()).filter((n) => n !== ""),
+    scenarios: (values.scenarios ?? "")
+      .split(",")
+      .map((n) => n.trim())
+      .filter((n) => n !== ""),
     // Absent unless given, so runs without it report exactly what they always did.
     ...(values.baseline === undefined ? {} : { baseline: values.baseline }),
     built: values.built ?? false,

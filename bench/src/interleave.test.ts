@@ -30,7 +30,10 @@ describe("interleaveBlocks", () => {
   });
 
   it("handles one round, no requests, and rejects a useless block size", () => {
-    expect(interleaveBlocks(["a", "b"], 30, 100)).toEqual([{ path: "a", count: 30 }, { path: "b", count: 30 }]);
+    expect(interleaveBlocks(["a", "b"], 30, 100)).toEqual([
+      { path: "a", count: 30 },
+      { path: "b", count: 30 },
+    ]);
     expect(interleaveBlocks(["a", "b"], 0, 100)).toEqual([]);
     expect(() => interleaveBlocks(["a", "b"], 10, 0)).toThrow(/block size/);
   });

@@ -4,7 +4,14 @@ import { byKey, cpuPerRequest, measureInterleaved, roundedSummary, warmUpInterle
 
 /** A client whose every request "takes" `micros`, logging which path sent it. */
 function fake(path: string, micros: number, log: string[]): TimedClient {
-  return { timed: async () => (log.push(path), micros), once: async () => ({ status: 200, headers: {}, text: "" }), close: async () => {} };
+  return {
+    timed: async () => {
+      log.push(path);
+      return micros;
+    },
+    once: async () => ({ status: 200, headers: {}, text: "" }),
+    close: async () => {},
+  };
 }
 
 describe("measureInterleaved", () => {
@@ -30,7 +37,14 @@ describe("measureInterleaved", () => {
 
 describe("rounding", () => {
   it("rounds summaries to the µs and CPU to whole µs per request", () => {
-    expect(roundedSummary({ count: 3, p50: 0.12345, p90: 1.0004, p99: 2, max: 2.5555, mean: 0.3333 })).toEqual({ count: 3, p50: 0.123, p90: 1, p99: 2, max: 2.556, mean: 0.333 });
+    expect(roundedSummary({ count: 3, p50: 0.12345, p90: 1.0004, p99: 2, max: 2.5555, mean: 0.3333 })).toEqual({
+      count: 3,
+      p50: 0.123,
+      p90: 1,
+      p99: 2,
+      max: 2.556,
+      mean: 0.333,
+    });
     expect(cpuPerRequest({ bench: 1000, portkey: 2501 }, 10)).toEqual({ bench: 100, portkey: 250 });
   });
 });

@@ -52,7 +52,11 @@ export interface InterleavedOptions {
   order?: BlockOrder;
 }
 
-export async function measureInterleaved<P extends string>(clients: Record<P, TimedClient>, paths: readonly P[], options: InterleavedOptions): Promise<InterleavedMeasurement<P>> {
+export async function measureInterleaved<P extends string>(
+  clients: Record<P, TimedClient>,
+  paths: readonly P[],
+  options: InterleavedOptions,
+): Promise<InterleavedMeasurement<P>> {
   const histograms = byKey(paths, () => createLatencyHistogram());
   const halves = byKey(paths, () => [createLatencyHistogram(), createLatencyHistogram()] as const);
   const cpu = byKey(paths, (): CpuReading => ({}));

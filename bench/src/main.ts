@@ -184,7 +184,15 @@ async function main(argv: readonly string[]): Promise<number> {
         scenarios: chosen.map((s) => s.name),
         ...(checkout ? { baseline: checkout.dir } : {}),
       },
-      setup: { mesh: "four processes", services: servicesRun(flags.built), database: "postgres", bus: "nats", redis: true, logLevel: "warn", upstream: "fixed answer, zero delay, own process" },
+      setup: {
+        mesh: "four processes",
+        services: servicesRun(flags.built),
+        database: "postgres",
+        bus: "nats",
+        redis: true,
+        logLevel: "warn",
+        upstream: "fixed answer, zero delay, own process",
+      },
       ...(checkout ? { baseline: checkout } : {}),
       scenarios: Object.fromEntries(results.map((r) => [r.name, r.data])),
       // CPU used by processes the benchmark did not start, per scenario, as a share of one core.
@@ -193,7 +201,11 @@ async function main(argv: readonly string[]): Promise<number> {
     writeFileSync(out, `${JSON.stringify(report, null, 2)}\n`);
 
     const sections = results.map((r) => [...r.tables.map(renderTable), ...(r.notes.length ? [r.notes.join("\n")] : [])].join("\n\n"));
-    const header = [renderHeader(machine), `services ${servicesRun(flags.built)}`, ...(checkout ? [`${describeBaseline(checkout)}, ${servicesRun(false)}`] : [])].join("\n");
+    const header = [
+      renderHeader(machine),
+      `services ${servicesRun(flags.built)}`,
+      ...(checkout ? [`${describeBaseline(checkout)}, ${servicesRun(false)}`] : []),
+    ].join("\n");
     process.stdout.write(`\n${header}\n\n${sections.join("\n\n")}\n\nresults: ${out}\n`);
     return 0;
   } catch (err) {

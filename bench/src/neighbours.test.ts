@@ -15,7 +15,10 @@ const table = (rows: Array<[pid: number, name: string, ppid: number, ticks: numb
 describe("readProcessTable", () => {
   it("reads every numbered entry of a proc folder and skips the rest, and any it cannot read", () => {
     const root = mkdtempSync(join(tmpdir(), "proc-"));
-    for (const [pid, comm] of [[10, "redis-server"], [11, "beam.smp"]] as const) {
+    for (const [pid, comm] of [
+      [10, "redis-server"],
+      [11, "beam.smp"],
+    ] as const) {
       mkdirSync(join(root, String(pid)));
       writeFileSync(join(root, String(pid), "stat"), line(pid, comm));
     }

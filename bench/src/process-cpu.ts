@@ -21,7 +21,10 @@ export function parseProcStat(text: string): ProcStat {
   const end = text.lastIndexOf(")");
   if (start < 0 || end < start) throw new Error("not a /proc/<pid>/stat line");
   // After ")" the fields start at 3 (state): ppid is field 4, utime 14, stime 15, rss 24.
-  const fields = text.slice(end + 2).trim().split(/\s+/);
+  const fields = text
+    .slice(end + 2)
+    .trim()
+    .split(/\s+/);
   const at = (field: number) => Number(fields[field - 3]);
   const ppid = at(4);
   const utime = at(14);

@@ -13,19 +13,30 @@ describe("formatMs", () => {
 
 describe("renderTable", () => {
   it("left-aligns labels and right-aligns numbers under their headers", () => {
-    const text = renderTable({ title: "t", columns: ["path", "p50"], rows: [["direct", "0.150"], ["gateway − direct", "+12.300"]] });
-    expect(text.split("\n")).toEqual([
-      "t",
-      "path                  p50",
-      "direct              0.150",
-      "gateway − direct  +12.300",
-    ]);
+    const text = renderTable({
+      title: "t",
+      columns: ["path", "p50"],
+      rows: [
+        ["direct", "0.150"],
+        ["gateway − direct", "+12.300"],
+      ],
+    });
+    expect(text.split("\n")).toEqual(["t", "path                  p50", "direct              0.150", "gateway − direct  +12.300"]);
   });
 });
 
 describe("renderHeader", () => {
   it("names the machine, Node and commit, and flags uncommitted changes", () => {
-    const text = renderHeader({ cpuModel: "CPU X", cores: 2, memoryMB: 1024, platform: "linux-x64", node: "v20.1.0", commit: "abc1234", dirty: true, loadAverage: [0.5, 0.25, 0.1] });
+    const text = renderHeader({
+      cpuModel: "CPU X",
+      cores: 2,
+      memoryMB: 1024,
+      platform: "linux-x64",
+      node: "v20.1.0",
+      commit: "abc1234",
+      dirty: true,
+      loadAverage: [0.5, 0.25, 0.1],
+    });
     expect(text).toContain("CPU X, 2 cores");
     expect(text).toContain("v20.1.0");
     expect(text).toContain("abc1234 (with uncommitted changes)");
@@ -34,7 +45,17 @@ describe("renderHeader", () => {
   });
 
   it("says how idle CPUs wait when the machine tells", () => {
-    const text = renderHeader({ cpuModel: "CPU X", cores: 2, memoryMB: 1024, platform: "linux-x64", node: "v20.1.0", commit: "abc1234", dirty: false, loadAverage: [0, 0, 0], cpuIdle: "acpi_idle" });
+    const text = renderHeader({
+      cpuModel: "CPU X",
+      cores: 2,
+      memoryMB: 1024,
+      platform: "linux-x64",
+      node: "v20.1.0",
+      commit: "abc1234",
+      dirty: false,
+      loadAverage: [0, 0, 0],
+      cpuIdle: "acpi_idle",
+    });
     expect(text.split("\n")).toContain("idle     acpi_idle");
   });
 });

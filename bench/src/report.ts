@@ -17,7 +17,10 @@ export function renderTable(table: Table): string {
   const cells = [table.columns, ...table.rows.map((r) => r.map(String))];
   const widths = table.columns.map((_, i) => Math.max(...cells.map((r) => (r[i] ?? "").length)));
   const line = (row: string[]) =>
-    row.map((cell, i) => (i === 0 ? cell.padEnd(widths[i] ?? 0) : cell.padStart(widths[i] ?? 0))).join("  ").trimEnd();
+    row
+      .map((cell, i) => (i === 0 ? cell.padEnd(widths[i] ?? 0) : cell.padStart(widths[i] ?? 0)))
+      .join("  ")
+      .trimEnd();
   return [table.title, ...cells.map(line)].join("\n");
 }
 

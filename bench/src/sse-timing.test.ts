@@ -9,7 +9,7 @@ import type { RequestTarget } from "./http-client";
 const scripts: Record<string, { status?: number; writes: string[]; pauseMs?: number }> = {
   "/paced": { writes: ["data: a\n\n", "data: b\n\n", "data: c\n\ndata: d\n\n", "data: [DONE]\n\n"], pauseMs: 30 },
   // A comment, an event split across writes, CRLF framing and two data lines in one event.
-  "/awkward": { writes: [": keep-alive\n\ndata: {\"x\":", "1}\r\n\r\ndata: line 1\ndata: line 2\n\n", "data: [DONE]\n\n"], pauseMs: 30 },
+  "/awkward": { writes: [': keep-alive\n\ndata: {"x":', "1}\r\n\r\ndata: line 1\ndata: line 2\n\n", "data: [DONE]\n\n"], pauseMs: 30 },
   "/empty": { writes: [": nothing but a comment\n\n"] },
   "/refused": { status: 401, writes: ['{"error":{"message":"no"}}'] },
 };

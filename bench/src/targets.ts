@@ -58,7 +58,10 @@ function chatTarget(baseURL: string, key: string): RequestTarget {
  * but direct (a gateway) must name the public model. A benchmark of error answers would measure the
  * wrong thing fast.
  */
-export async function verifyChatPaths<P extends string = ChatPath>(clients: Record<P, TimedClient>, paths: readonly P[] = chatPaths as readonly P[]): Promise<void> {
+export async function verifyChatPaths<P extends string = ChatPath>(
+  clients: Record<P, TimedClient>,
+  paths: readonly P[] = chatPaths as readonly P[],
+): Promise<void> {
   for (const path of paths) {
     const answer = await clients[path].once();
     if (answer.status !== 200) throw new Error(`${path}: status ${answer.status}: ${answer.text.slice(0, 500)}`);

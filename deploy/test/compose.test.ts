@@ -67,8 +67,10 @@ describe("deploy/docker-compose.yml", () => {
   it("when NATS starts, then it requires the password the services log in with", () => {
     const command = svc("nats").command ?? [];
     expect(command[command.indexOf("--user") + 1]).toBe("gateway");
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: compose interpolates it, not JavaScript.
     expect(command[command.indexOf("--pass") + 1]).toBe("${NATS_PASSWORD:?set it in deploy/.env (see compose.env.example)}");
     for (const name of Object.keys(gatewayServices)) {
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: compose interpolates it, not JavaScript.
       expect(svc(name).environment, name).toContain("NATS_URL=nats://gateway:${NATS_PASSWORD:?set it in deploy/.env (see compose.env.example)}@nats:4222");
     }
   });
@@ -132,7 +134,11 @@ describe("deploy/docker-compose.yml", () => {
     const config = loadGatewayConfig(join(repoDir, "gateway.config.yaml"));
     const passed = (name: string) => (svc(name).environment ?? []).filter((e) => /_API_KEY$/.test(e));
     const tools = new Set(["tavily", "serpapi"]);
-    const expected = (want: boolean) => Object.values(config.providers).filter((p) => tools.has(p.kind) === want).map((p) => p.api_key_env).sort();
+    const expected = (want: boolean) =>
+      Object.values(config.providers)
+        .filter((p) => tools.has(p.kind) === want)
+        .map((p) => p.api_key_env)
+        .sort();
     expect(passed("inference").sort()).toEqual(expected(false));
     expect(passed("tools").sort()).toEqual(expected(true));
     expect(passed("ingress")).toEqual([]);
@@ -156,7 +162,10 @@ describe("deploy/docker/healthcheck.mjs", () => {
 
   const check = (env: Record<string, string>, portVar = "SOME_PORT") =>
     new Promise<number | null>((resolve) => {
-      const child = spawn(process.execPath, [join(deployDir, "docker/healthcheck.mjs"), portVar], { env: { PATH: process.env.PATH ?? "", ...env }, stdio: "ignore" });
+      const child = spawn(process.execPath, [join(deployDir, "docker/healthcheck.mjs"), portVar], {
+        env: { PATH: process.env.PATH ?? "", ...env },
+        stdio: "ignore",
+      });
       child.on("exit", (code) => resolve(code));
     });
 

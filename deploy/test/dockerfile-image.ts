@@ -45,7 +45,11 @@ export function execForm(text: string): string[] | undefined {
 
 /** What a target runs: its ENTRYPOINT then its CMD (both exec form), the nearest of each. */
 export function imageCommand(target: string): string[] {
-  const last = (k: string) => chain(target).flatMap((s) => keyword(s, k)).at(0)?.getArgumentsContent() ?? "";
+  const last = (k: string) =>
+    chain(target)
+      .flatMap((s) => keyword(s, k))
+      .at(0)
+      ?.getArgumentsContent() ?? "";
   return [...(execForm(last("ENTRYPOINT")) ?? []), ...(execForm(last("CMD")) ?? [])];
 }
 

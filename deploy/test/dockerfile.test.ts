@@ -26,59 +26,90 @@ const expectBuiltEntry = (path: string, name: Service, entry: string) => {
 
 describe("deploy/Dockerfile", () => {
   it("when the base image is named, then it is a Node LTS release pinned by full version and digest", () => {
-    const base = dockerfile.getInitialARGs().find((a) => a.getProperty()?.getName() === "NODE_IMAGE")?.getProperty()?.getValue() ?? "";
+    const base =
+      dockerfile
+        .getInitialARGs()
+        .find((a) => a.getProperty()?.getName() === "NODE_IMAGE")
+        ?.getProperty()
+        ?.getValue() ?? "";
     const m = /^node:(\d+)\.(\d+)\.(\d+)-[a-z]+(-slim)?@sha256:[0-9a-f]{64}$/.exec(base);
     expect(m, base).not.toBeNull();
     const major = Number(m?.[1]);
     expect(major % 2, "even majors are the LTS lines").toBe(0);
     expect(major).toBeGreaterThanOrEqual(20);
     // Every stage starts from that base or from an earlier stage: no other image slips in.
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: the Dockerfile's ARG, as dockerfile-ast reports it.
     for (const s of stages) expect(s.from === "${NODE_IMAGE}" || stages.some((o) => o.name === s.from), s.name).toBe(true);
   });
 
-  it.each(Object.keys(services))("when the %s target is built, then it runs its bundle with node as PID 1 in exec form, source maps on, as a non-root user, with a health check", (name) => {
-    const own = chain(name);
-    expect(own.at(-1)?.from).toBe("${NODE_IMAGE}");
-    const last = (k: string) => own.flatMap((s) => keyword(s, k)).at(0);
-    const user = last("USER")?.getArgumentsContent() ?? "root";
-    expect(user.split(":")[0]).not.toMatch(/^(0|root)$/);
-    expect(user.split(":")[0]).toMatch(/^\d+$/); // numeric, so runAsNonRoot can verify it
-    expect(execForm(last("ENTRYPOINT")?.getArgumentsContent() ?? ""), "ENTRYPOINT in exec form").toEqual(["node", "--enable-source-maps"]);
-    expect(execForm(last("CMD")?.getArgumentsContent() ?? ""), "CMD in exec form").toHaveLength(1);
-    const [node, flag, entry, ...rest] = imageCommand(name);
-    expect([node, flag, rest]).toEqual(["node", "--enable-source-maps", []]);
-    expectBuiltEntry(entry ?? "", name as Service, "main");
-    // The migration entry the comment offers for an init container is built too.
-    const migrate = /CMD \["(\/app\/services\/[a-z]+\/dist\/migrate\.js)"\]/.exec(source.slice(source.indexOf(`AS ${name}\n`)).split("\nFROM ")[0] ?? "")?.[1];
-    if (migrate) expectBuiltEntry(migrate, name as Service, "migrate");
-    const healthcheck = keyword(stage(name), "HEALTHCHECK")[0]?.getArgumentsContent() ?? "";
-    const probe = execForm(healthcheck.replace(/^CMD\s+/, ""));
-    expect(probe, "HEALTHCHECK CMD in exec form").toEqual(["node", "/app/deploy/docker/healthcheck.mjs", services[name as Service][0]]);
-    expect(existsSync(join(deployDir, "docker/healthcheck.mjs"))).toBe(true);
-  });
+  it.each(Object.keys(services))(
+    "when the %s target is built, then it runs its bundle with node as PID 1 in exec form, source maps on, as a non-root user, with a health check",
+    (name) => {
+      const own = chain(name);
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: the Dockerfile's ARG, as dockerfile-ast reports it.
+      expect(own.at(-1)?.from).toBe("${NODE_IMAGE}");
+      const last = (k: string) => own.flatMap((s) => keyword(s, k)).at(0);
+      const user = last("USER")?.getArgumentsContent() ?? "root";
+      expect(user.split(":")[0]).not.toMatch(/^(0|root)$/);
+      expect(user.split(":")[0]).toMatch(/^\d+$/); // numeric, so runAsNonRoot can verify it
+      expect(execForm(last("ENTRYPOINT")?.getArgumentsContent() ?? ""), "ENTRYPOINT in exec form").toEqual(["node", "--enable-source-maps"]);
+      expect(execForm(last("CMD")?.getArgumentsContent() ?? ""), "CMD in exec form").toHaveLength(1);
+      const [node, flag, entry, ...rest] = imageCommand(name);
+      expect([node, flag, rest]).toEqual(["node", "--enable-source-maps", []]);
+      expectBuiltEntry(entry ?? "", name as Service, "main");
+      // The migration entry the comment offers for an init container is built too.
+      const migrate = /CMD \["(\/app\/services\/[a-z]+\/dist\/migrate\.js)"\]/.exec(
+        source.slice(source.indexOf(`AS ${name}\n`)).split("\nFROM ")[0] ?? "",
+      )?.[1];
+      if (migrate) expectBuiltEntry(migrate, name as Service, "migrate");
+      const healthcheck = keyword(stage(name), "HEALTHCHECK")[0]?.getArgumentsContent() ?? "";
+      const probe = execForm(healthcheck.replace(/^CMD\s+/, ""));
+      expect(probe, "HEALTHCHECK CMD in exec form").toEqual(["node", "/app/deploy/docker/healthcheck.mjs", services[name as Service][0]]);
+      expect(existsSync(join(deployDir, "docker/healthcheck.mjs"))).toBe(true);
+    },
+  );
 
-  it.each(Object.keys(services))("when the %s target is built, then only its bundle, migrations and package.json reach it from the build stage: no tsx, TypeScript or node_modules", (name) => {
-    const copies = imageCopies(name);
-    // The service's own files come from the build stage, which ran `pnpm build`…
-    const built = copies.filter((c) => c.from === "build").flatMap((c) => c.sources);
-    expect(built).toEqual(
-      expect.arrayContaining([`/src/services/${name}/package.json`, `/src/services/${name}/dist`, ...(existsSync(join(repoDir, `services/${name}/migrations`)) ? [`/src/services/${name}/migrations`] : [])]),
-    );
-    const allowed = new Set(["/src/pnpm-workspace.yaml", "/src/gateway.config.yaml", `/src/services/${name}/package.json`, `/src/services/${name}/dist`, `/src/services/${name}/migrations`]);
-    expect(built.filter((path) => !allowed.has(path)), "nothing else from the build stage").toEqual([]);
-    // …from the context, only the health check script; no other stage is copied from.
-    expect(copies.filter((c) => c.from === undefined).flatMap((c) => c.sources)).toEqual(["deploy/docker/healthcheck.mjs"]);
-    expect(copies.every((c) => c.from === undefined || c.from === "build")).toBe(true);
-    for (const path of copies.flatMap((c) => [...c.sources, c.dest])) expect(path).not.toMatch(/node_modules|\/src\/(services|packages)\/[^/]+\/src\b|\.ts$|tsx/);
-    // Nothing is installed in the runtime stages; the command runs plain node.
-    for (const s of chain(name)) {
-      for (const run of keyword(s, "RUN")) expect(run.getArgumentsContent()).not.toMatch(/\b(npm|pnpm|yarn)\s+(ci|i|install|add|fetch|build)\b/);
-    }
-    expect(imageCommand(name).join(" ")).not.toMatch(/tsx|\.ts\b|--import|--loader/);
-  });
+  it.each(Object.keys(services))(
+    "when the %s target is built, then only its bundle, migrations and package.json reach it from the build stage: no tsx, TypeScript or node_modules",
+    (name) => {
+      const copies = imageCopies(name);
+      // The service's own files come from the build stage, which ran `pnpm build`…
+      const built = copies.filter((c) => c.from === "build").flatMap((c) => c.sources);
+      expect(built).toEqual(
+        expect.arrayContaining([
+          `/src/services/${name}/package.json`,
+          `/src/services/${name}/dist`,
+          ...(existsSync(join(repoDir, `services/${name}/migrations`)) ? [`/src/services/${name}/migrations`] : []),
+        ]),
+      );
+      const allowed = new Set([
+        "/src/pnpm-workspace.yaml",
+        "/src/gateway.config.yaml",
+        `/src/services/${name}/package.json`,
+        `/src/services/${name}/dist`,
+        `/src/services/${name}/migrations`,
+      ]);
+      expect(
+        built.filter((path) => !allowed.has(path)),
+        "nothing else from the build stage",
+      ).toEqual([]);
+      // …from the context, only the health check script; no other stage is copied from.
+      expect(copies.filter((c) => c.from === undefined).flatMap((c) => c.sources)).toEqual(["deploy/docker/healthcheck.mjs"]);
+      expect(copies.every((c) => c.from === undefined || c.from === "build")).toBe(true);
+      for (const path of copies.flatMap((c) => [...c.sources, c.dest]))
+        expect(path).not.toMatch(/node_modules|\/src\/(services|packages)\/[^/]+\/src\b|\.ts$|tsx/);
+      // Nothing is installed in the runtime stages; the command runs plain node.
+      for (const s of chain(name)) {
+        for (const run of keyword(s, "RUN")) expect(run.getArgumentsContent()).not.toMatch(/\b(npm|pnpm|yarn)\s+(ci|i|install|add|fetch|build)\b/);
+      }
+      expect(imageCommand(name).join(" ")).not.toMatch(/tsx|\.ts\b|--import|--loader/);
+    },
+  );
 
   it("when the build stage runs, then it installs the workspace frozen to the lockfile and runs pnpm build", () => {
-    const runs = chain("build").flatMap((s) => keyword(s, "RUN")).map((r) => r.getArgumentsContent() ?? "");
+    const runs = chain("build")
+      .flatMap((s) => keyword(s, "RUN"))
+      .map((r) => r.getArgumentsContent() ?? "");
     const install = runs.filter((r) => /\bpnpm install\b/.test(r));
     expect(install).toHaveLength(1);
     expect(install[0]).toMatch(/--frozen-lockfile\b/);
@@ -89,19 +120,35 @@ describe("deploy/Dockerfile", () => {
     expect(pkg.scripts?.build).toBe("tsx scripts/build.ts");
     // The build's inputs are in the context: the build script and everything it bundles.
     const contextCopies = chain("build").flatMap((s) => dockerfile.getCOPYs().filter((c) => s.instructions.includes(c) && !c.getFromFlag()));
-    const sources = contextCopies.flatMap((c) => c.getArguments().slice(0, -1).map((a) => a.getValue()));
+    const sources = contextCopies.flatMap((c) =>
+      c
+        .getArguments()
+        .slice(0, -1)
+        .map((a) => a.getValue()),
+    );
     expect(sources).toEqual(expect.arrayContaining(["scripts", "packages", "services", "package.json", "pnpm-lock.yaml"]));
   });
 
   it("when the build context is sent, then an allow-list keeps local files, node_modules, old bundles and tests out, and lets in what the build copies", () => {
-    const ignore = readFileSync(join(deployDir, "Dockerfile.dockerignore"), "utf8").split("\n").map((l) => l.trim()).filter((l) => l && !l.startsWith("#"));
+    const ignore = readFileSync(join(deployDir, "Dockerfile.dockerignore"), "utf8")
+      .split("\n")
+      .map((l) => l.trim())
+      .filter((l) => l && !l.startsWith("#"));
     expect(ignore[0]).toBe("*");
     expect(ignore).toEqual(expect.arrayContaining(["**/node_modules", "**/dist", "**/*.test.ts"]));
     const allowed = ignore.filter((l) => l.startsWith("!")).map((l) => l.slice(1).replace(/\/$/, ""));
     expect(allowed.some((l) => /\.env|\.data/.test(l))).toBe(false);
     const fromContext = stages.flatMap((s) => dockerfile.getCOPYs().filter((c) => s.instructions.includes(c) && !c.getFromFlag()));
-    for (const path of fromContext.flatMap((c) => c.getArguments().slice(0, -1).map((a) => a.getValue().replace(/\/$/, "")))) {
-      expect(allowed.some((a) => path === a || path.startsWith(`${a}/`)), path).toBe(true);
+    for (const path of fromContext.flatMap((c) =>
+      c
+        .getArguments()
+        .slice(0, -1)
+        .map((a) => a.getValue().replace(/\/$/, "")),
+    )) {
+      expect(
+        allowed.some((a) => path === a || path.startsWith(`${a}/`)),
+        path,
+      ).toBe(true);
     }
   });
 
@@ -117,15 +164,21 @@ describe("deploy/Dockerfile", () => {
       m = new Manifests(kustomize(join(deployDir, "k8s", "overlays", "prod")));
     });
 
-    it.each(Object.keys(services))("when %s runs in Kubernetes, then its container ports are the ones the image exposes and its port variables name", (name) => {
-      const env = envOf(name);
-      const exposed = stage(name).instructions.filter((i) => i.getKeyword() === "EXPOSE").flatMap((i) => (i.getArgumentsContent() ?? "").split(/\s+/)).map(Number);
-      const vars = services[name as keyof typeof services];
-      expect(exposed).toEqual(vars.map((v) => Number(env[v])));
-      const c = mainContainer(m.deployment(`gw-${name}`));
-      expect((c.ports ?? []).map((p) => p.containerPort)).toEqual(exposed);
-      const migrate = m.deployment(`gw-${name}`).spec?.template.spec?.initContainers?.[0];
-      if (migrate) expectBuiltEntry(migrate.args?.[0] ?? "", name as Service, "migrate");
-    });
+    it.each(Object.keys(services))(
+      "when %s runs in Kubernetes, then its container ports are the ones the image exposes and its port variables name",
+      (name) => {
+        const env = envOf(name);
+        const exposed = stage(name)
+          .instructions.filter((i) => i.getKeyword() === "EXPOSE")
+          .flatMap((i) => (i.getArgumentsContent() ?? "").split(/\s+/))
+          .map(Number);
+        const vars = services[name as keyof typeof services];
+        expect(exposed).toEqual(vars.map((v) => Number(env[v])));
+        const c = mainContainer(m.deployment(`gw-${name}`));
+        expect((c.ports ?? []).map((p) => p.containerPort)).toEqual(exposed);
+        const migrate = m.deployment(`gw-${name}`).spec?.template.spec?.initContainers?.[0];
+        if (migrate) expectBuiltEntry(migrate.args?.[0] ?? "", name as Service, "migrate");
+      },
+    );
   });
 });

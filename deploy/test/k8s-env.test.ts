@@ -101,7 +101,8 @@ describe.each(["dev", "prod"])("the %s overlay's configuration", (overlay) => {
     const cm = m.configMap("gw-config");
     const file = join(tmp, "providers.yaml");
     writeFileSync(file, cm.data?.["gateway.config.yaml"] ?? "");
-    const secretRefs = (name: string) => (mainContainer(m.deployment(`gw-${name}`)).envFrom ?? []).flatMap((f) => (f.secretRef?.name ? [f.secretRef.name] : []));
+    const secretRefs = (name: string) =>
+      (mainContainer(m.deployment(`gw-${name}`)).envFrom ?? []).flatMap((f) => (f.secretRef?.name ? [f.secretRef.name] : []));
     const kinds = Object.values(loadGatewayConfig(file).providers).map((p) => p.kind);
     if (kinds.some((k) => !TOOL_KINDS.has(k))) expect(secretRefs("inference")).toEqual(["gw-model-provider-keys"]);
     if (kinds.some((k) => TOOL_KINDS.has(k))) expect(secretRefs("tools")).toEqual(["gw-tool-provider-keys"]);

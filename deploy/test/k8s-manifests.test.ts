@@ -8,18 +8,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { consumerNameOf, streamNameOf } from "../../packages/bus/src/nats-setup";
 import { unknownFields, validateObject } from "./k8s-models";
 import { deployDir, kustomize, repoDir } from "./kustomize";
-import {
-  allContainers,
-  egressAllows,
-  ingressAllows,
-  isOutsidePeer,
-  mainContainer,
-  Manifests,
-  matches,
-  podLabels,
-  quantity,
-  resolvePort,
-} from "./manifests";
+import { allContainers, egressAllows, ingressAllows, isOutsidePeer, mainContainer, Manifests, matches, podLabels, quantity, resolvePort } from "./manifests";
 
 const overlays = { dev: "ai-gateway-dev", prod: "ai-gateway" } as const;
 const services = ["ingress", "inference", "tools", "jobs"] as const;
@@ -52,28 +41,34 @@ describe.each(Object.entries(overlays))("the %s overlay", (overlay, namespace) =
     for (const o of m.objects.filter((o) => o.kind !== "Namespace")) expect(o.metadata.namespace, `${o.kind}/${o.metadata.name}`).toBe(namespace);
   });
 
-  it("when rendered, then there is one Deployment per service, its selector matches its pod labels, and a Service selects exactly its pods", eachService((name) => {
-    const d = m.deployment(`gw-${name}`);
-    const selector = d.spec?.selector.matchLabels ?? {};
-    expect(Object.keys(selector).length).toBeGreaterThan(0);
-    expect(matches(selector, podLabels(d))).toBe(true);
-    const svcs = m.servicesFor(d);
-    expect(svcs.map((s) => s.metadata?.name)).toEqual([`gw-${name}`]);
-    for (const other of m.deployments.filter((o) => o !== d)) expect(m.servicesFor(other)).not.toContain(svcs[0]);
-    for (const port of svcs[0]?.spec?.ports ?? []) {
-      expect(resolvePort(mainContainer(d), port.targetPort ?? port.port), `gw-${name} Service port ${port.name}`).toBeDefined();
-    }
-  }));
+  it(
+    "when rendered, then there is one Deployment per service, its selector matches its pod labels, and a Service selects exactly its pods",
+    eachService((name) => {
+      const d = m.deployment(`gw-${name}`);
+      const selector = d.spec?.selector.matchLabels ?? {};
+      expect(Object.keys(selector).length).toBeGreaterThan(0);
+      expect(matches(selector, podLabels(d))).toBe(true);
+      const svcs = m.servicesFor(d);
+      expect(svcs.map((s) => s.metadata?.name)).toEqual([`gw-${name}`]);
+      for (const other of m.deployments.filter((o) => o !== d)) expect(m.servicesFor(other)).not.toContain(svcs[0]);
+      for (const port of svcs[0]?.spec?.ports ?? []) {
+        expect(resolvePort(mainContainer(d), port.targetPort ?? port.port), `gw-${name} Service port ${port.name}`).toBeDefined();
+      }
+    }),
+  );
 
-  it("when rendered, then every service has readiness, liveness and startup probes on its own container ports", eachService((name) => {
-    const c = mainContainer(m.deployment(`gw-${name}`));
-    expect(c.readinessProbe?.httpGet?.path).toBe("/readyz");
-    expect(c.livenessProbe?.httpGet?.path).toBe("/livez");
-    expect(c.startupProbe?.httpGet?.path).toMatch(/^\/(livez|readyz)$/);
-    for (const probe of [c.readinessProbe, c.livenessProbe, c.startupProbe]) {
-      expect(resolvePort(c, probe?.httpGet?.port)).toBe(resolvePort(c, "http"));
-    }
-  }));
+  it(
+    "when rendered, then every service has readiness, liveness and startup probes on its own container ports",
+    eachService((name) => {
+      const c = mainContainer(m.deployment(`gw-${name}`));
+      expect(c.readinessProbe?.httpGet?.path).toBe("/readyz");
+      expect(c.livenessProbe?.httpGet?.path).toBe("/livez");
+      expect(c.startupProbe?.httpGet?.path).toMatch(/^\/(livez|readyz)$/);
+      for (const probe of [c.readinessProbe, c.livenessProbe, c.startupProbe]) {
+        expect(resolvePort(c, probe?.httpGet?.port)).toBe(resolvePort(c, "http"));
+      }
+    }),
+  );
 
   it("when rendered, then every container has CPU and memory requests and limits, requests within limits", () => {
     for (const d of m.deployments) {
@@ -161,7 +156,9 @@ describe.each(Object.entries(overlays))("the %s overlay", (overlay, namespace) =
     const deny = m.networkPolicies.find((p) => Object.keys(p.spec?.podSelector.matchLabels ?? {}).length === 0 && !p.spec?.ingress && !p.spec?.egress);
     expect(deny?.spec?.policyTypes).toEqual(expect.arrayContaining(["Ingress", "Egress"]));
     for (const d of m.deployments) {
-      const own = m.networkPolicies.filter((p) => Object.keys(p.spec?.podSelector.matchLabels ?? {}).length > 0 && matches(p.spec?.podSelector.matchLabels ?? {}, podLabels(d)));
+      const own = m.networkPolicies.filter(
+        (p) => Object.keys(p.spec?.podSelector.matchLabels ?? {}).length > 0 && matches(p.spec?.podSelector.matchLabels ?? {}, podLabels(d)),
+      );
       expect(own.length, `${d.metadata?.name} policies`).toBeGreaterThanOrEqual(1);
       expect(own.flatMap((p) => p.spec?.policyTypes ?? [])).toEqual(expect.arrayContaining(["Ingress", "Egress"]));
     }
@@ -170,7 +167,9 @@ describe.each(Object.entries(overlays))("the %s overlay", (overlay, namespace) =
 
   it("when traffic comes from outside the namespace, then only ingress's public port takes it (Prometheus may scrape metrics ports)", () => {
     for (const p of m.networkPolicies) {
-      const target = m.deployments.find((d) => matches(p.spec?.podSelector.matchLabels ?? {}, podLabels(d)) && Object.keys(p.spec?.podSelector.matchLabels ?? {}).length > 0);
+      const target = m.deployments.find(
+        (d) => matches(p.spec?.podSelector.matchLabels ?? {}, podLabels(d)) && Object.keys(p.spec?.podSelector.matchLabels ?? {}).length > 0,
+      );
       for (const rule of p.spec?.ingress ?? []) {
         for (const peer of (rule.from ?? []).filter(isOutsidePeer)) {
           expect(peer.ipBlock, `${p.metadata?.name}: no IP ranges`).toBeUndefined();
@@ -218,7 +217,9 @@ describe.each(Object.entries(overlays))("the %s overlay", (overlay, namespace) =
     for (const d of m.deployments) {
       const labels = podLabels(d);
       const dns = m.networkPolicies.some(
-        (p) => matches(p.spec?.podSelector.matchLabels ?? {}, labels) && (p.spec?.egress ?? []).some((r) => r.ports?.some((x) => x.port === 53 && x.protocol === "UDP")),
+        (p) =>
+          matches(p.spec?.podSelector.matchLabels ?? {}, labels) &&
+          (p.spec?.egress ?? []).some((r) => r.ports?.some((x) => x.port === 53 && x.protocol === "UDP")),
       );
       expect(dns, `${d.metadata?.name} → DNS`).toBe(true);
       const names = new Set(allContainers(d).flatMap((c) => (c.env ?? []).map((e) => e.name)));
@@ -227,14 +228,17 @@ describe.each(Object.entries(overlays))("the %s overlay", (overlay, namespace) =
     }
   });
 
-  it("when Prometheus scrapes, then each pod's annotations point at the port serving /metrics", eachService((name) => {
-    const d = m.deployment(`gw-${name}`);
-    const a = d.spec?.template.metadata?.annotations ?? {};
-    expect(a["prometheus.io/scrape"]).toBe("true");
-    expect(a["prometheus.io/path"]).toBe("/metrics");
-    // ingress serves /metrics on its admin port, the others on their one port.
-    expect(Number(a["prometheus.io/port"])).toBe(resolvePort(mainContainer(d), name === "ingress" ? "admin" : "http"));
-  }));
+  it(
+    "when Prometheus scrapes, then each pod's annotations point at the port serving /metrics",
+    eachService((name) => {
+      const d = m.deployment(`gw-${name}`);
+      const a = d.spec?.template.metadata?.annotations ?? {};
+      expect(a["prometheus.io/scrape"]).toBe("true");
+      expect(a["prometheus.io/path"]).toBe("/metrics");
+      // ingress serves /metrics on its admin port, the others on their one port.
+      expect(Number(a["prometheus.io/port"])).toBe(resolvePort(mainContainer(d), name === "ingress" ? "admin" : "http"));
+    }),
+  );
 
   it("when the public host is routed, then only /v1 goes to ingress's public port, unbuffered and with a long read timeout", () => {
     const routes = m.ofKind<IIngress>("Ingress");
@@ -247,7 +251,9 @@ describe.each(Object.entries(overlays))("the %s overlay", (overlay, namespace) =
     expect(paths.map((p) => p.path)).toEqual(["/v1"]);
     const backend = paths[0]?.backend.service;
     expect(backend?.name).toBe("gw-ingress");
-    const svcPort = m.services.find((s) => s.metadata?.name === "gw-ingress")?.spec?.ports?.find((p) => p.name === backend?.port?.name || p.port === backend?.port?.number);
+    const svcPort = m.services
+      .find((s) => s.metadata?.name === "gw-ingress")
+      ?.spec?.ports?.find((p) => p.name === backend?.port?.name || p.port === backend?.port?.number);
     expect(resolvePort(mainContainer(m.deployment("gw-ingress")), svcPort?.targetPort)).toBe(8080);
     if (overlay === "prod") expect(route.spec?.tls?.[0]?.hosts).toEqual(route.spec?.rules?.map((r) => r.host));
   });
@@ -267,16 +273,19 @@ describe.each(Object.entries(overlays))("the %s overlay", (overlay, namespace) =
     }
   });
 
-  it("when rendered, then every container runs its own service's image, at a fixed tag", eachService((name) => {
-    for (const c of allContainers(m.deployment(`gw-${name}`))) {
-      const image = c.image ?? "";
-      expect(image).toMatch(new RegExp(`(^|/)ai-gateway/${name}(:[\\w.-]+)?(@sha256:[0-9a-f]{64})?$`));
-      const tag = /:([\w.-]+)(@|$)/.exec(image)?.[1];
-      expect(tag, image).toBeDefined();
-      expect(tag).not.toBe("latest");
-      if (overlay === "prod") expect(image).toMatch(/^[a-z0-9.-]+\.[a-z]+\//); // from a registry, never a local image
-    }
-  }));
+  it(
+    "when rendered, then every container runs its own service's image, at a fixed tag",
+    eachService((name) => {
+      for (const c of allContainers(m.deployment(`gw-${name}`))) {
+        const image = c.image ?? "";
+        expect(image).toMatch(new RegExp(`(^|/)ai-gateway/${name}(:[\\w.-]+)?(@sha256:[0-9a-f]{64})?$`));
+        const tag = /:([\w.-]+)(@|$)/.exec(image)?.[1];
+        expect(tag, image).toBeDefined();
+        expect(tag).not.toBe("latest");
+        if (overlay === "prod") expect(image).toMatch(/^[a-z0-9.-]+\.[a-z]+\//); // from a registry, never a local image
+      }
+    }),
+  );
 
   if (overlay === "prod") {
     it("when async jobs pile up, then KEDA scales inference and tools on their own JetStream consumer's backlog", () => {

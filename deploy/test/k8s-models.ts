@@ -55,7 +55,7 @@ const FREE_FORM_MAPS = new Set(["labels", "annotations", "matchLabels", "data", 
 
 function walk(value: unknown, path: string, found: string[]): void {
   if (Array.isArray(value)) {
-    value.forEach((item, i) => walk(item, `${path}[${i}]`, found));
+    for (const [i, item] of value.entries()) walk(item, `${path}[${i}]`, found);
     return;
   }
   if (value === null || typeof value !== "object") return;

@@ -40,9 +40,9 @@ function checkKubectl(): void {
   if (checked) return;
   let version: { kustomizeVersion?: string };
   try {
-    version = JSON.parse(
-      execFileSync("kubectl", ["version", "--client", "--output=json"], { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] }),
-    ) as { kustomizeVersion?: string };
+    version = JSON.parse(execFileSync("kubectl", ["version", "--client", "--output=json"], { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] })) as {
+      kustomizeVersion?: string;
+    };
   } catch (err) {
     throw new Error(
       `kubectl is needed to render deploy/k8s (${(err as Error).message}). .ci/run installs it; ` +

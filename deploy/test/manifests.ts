@@ -105,8 +105,7 @@ export function ingressAllows(policies: INetworkPolicy[], to: Record<string, str
   return policiesSelecting(policies, to, "Ingress").some((p) =>
     (p.spec?.ingress ?? []).some(
       (rule) =>
-        portAllowed(rule.ports, port) &&
-        (!rule.from || rule.from.some((peer) => !isOutsidePeer(peer) && matches(peer.podSelector?.matchLabels ?? {}, from))),
+        portAllowed(rule.ports, port) && (!rule.from || rule.from.some((peer) => !isOutsidePeer(peer) && matches(peer.podSelector?.matchLabels ?? {}, from))),
     ),
   );
 }
@@ -117,8 +116,7 @@ export function egressAllows(policies: INetworkPolicy[], from: Record<string, st
     (p.spec?.egress ?? []).some(
       (rule) =>
         portAllowed(rule.ports, port) &&
-        (!rule.to ||
-          (to !== undefined && rule.to.some((peer) => !isOutsidePeer(peer) && matches(peer.podSelector?.matchLabels ?? {}, to)))),
+        (!rule.to || (to !== undefined && rule.to.some((peer) => !isOutsidePeer(peer) && matches(peer.podSelector?.matchLabels ?? {}, to)))),
     ),
   );
 }

@@ -28,7 +28,8 @@ function readUsers(): Record<string, NatsUser> {
   const blocks = text.split(/nkey:\s*\$GW_NATS_([A-Z]+)_NKEY/).slice(1);
   for (let i = 0; i < blocks.length; i += 2) {
     const body = blocks[i + 1] ?? "";
-    const list = (key: string) => [...(new RegExp(`${key}:\\s*\\{\\s*allow:\\s*\\[([^\\]]*)\\]`).exec(body)?.[1] ?? "").matchAll(/"([^"]+)"/g)].map((m) => m[1] ?? "");
+    const list = (key: string) =>
+      [...(new RegExp(`${key}:\\s*\\{\\s*allow:\\s*\\[([^\\]]*)\\]`).exec(body)?.[1] ?? "").matchAll(/"([^"]+)"/g)].map((m) => m[1] ?? "");
     users[(blocks[i] ?? "").toLowerCase()] = { publish: list("publish"), subscribe: list("subscribe") };
   }
   return users;
@@ -48,7 +49,7 @@ function usage(service: Service) {
   // Helpers that publish on a caller's behalf: service-kit's job events, and jobs's dispatcher,
   // whose subject depends on the job's route (model routes or research).
   if (/\breportJobEvent\(/.test(code)) publishes.add("jobs.events");
-  if (/\bworkSubjectFor\(/.test(code)) ["jobs.work.inference", "jobs.work.tools"].forEach((s) => publishes.add(s));
+  if (/\bworkSubjectFor\(/.test(code)) for (const s of ["jobs.work.inference", "jobs.work.tools"]) publishes.add(s);
   const subscribes = [...code.matchAll(/\.subscribe\(\s*"([a-z.]+)"/g)].map((m) => m[1] ?? "");
   const consumes = [...code.matchAll(/\.consume\(\s*"([a-z.]+)",\s*\{\s*durable:\s*"([A-Za-z0-9_-]+)"/g)].map((m) => ({
     subject: m[1] ?? "",
@@ -87,7 +88,13 @@ describe("the shipped NATS permissions (deploy/nats/gateway-auth.conf)", () => {
       ...used.publishes.map((s) => natsSubjectOf(NAMESPACE, s)),
       ...used.consumes.flatMap(({ subject, durable }) => {
         const c = consumerNameOf(durable, subject);
-        return [`$JS.API.CONSUMER.INFO.${stream}.${c}`, `$JS.API.CONSUMER.CREATE.${stream}.${c}.>`, `$JS.API.CONSUMER.DURABLE.CREATE.${stream}.${c}`, `$JS.API.CONSUMER.MSG.NEXT.${stream}.${c}`, `$JS.ACK.${stream}.${c}.>`];
+        return [
+          `$JS.API.CONSUMER.INFO.${stream}.${c}`,
+          `$JS.API.CONSUMER.CREATE.${stream}.${c}.>`,
+          `$JS.API.CONSUMER.DURABLE.CREATE.${stream}.${c}`,
+          `$JS.API.CONSUMER.MSG.NEXT.${stream}.${c}`,
+          `$JS.ACK.${stream}.${c}.>`,
+        ];
       }),
       "$JS.API.INFO",
       ...["INFO", "CREATE", "UPDATE"].map((op) => `$JS.API.STREAM.${op}.${stream}`),
@@ -99,11 +106,17 @@ describe("the shipped NATS permissions (deploy/nats/gateway-auth.conf)", () => {
   it("when every subject of the contracts is counted, then each has a publisher, and each work subject a consumer", () => {
     const all = Object.values(users);
     for (const subject of [...Object.keys(workSubjects), ...Object.keys(broadcastSubjects)]) {
-      expect(all.some((u) => u.publish.includes(natsSubjectOf(NAMESPACE, subject))), subject).toBe(true);
+      expect(
+        all.some((u) => u.publish.includes(natsSubjectOf(NAMESPACE, subject))),
+        subject,
+      ).toBe(true);
     }
     for (const subject of Object.keys(workSubjects)) {
       const next = new RegExp(`^\\$JS\\.API\\.CONSUMER\\.MSG\\.NEXT\\.${stream}\\.[A-Za-z0-9_-]+_${subject.replace(/\./g, "_")}$`);
-      expect(all.some((u) => u.publish.some((s) => next.test(s))), subject).toBe(true);
+      expect(
+        all.some((u) => u.publish.some((s) => next.test(s))),
+        subject,
+      ).toBe(true);
     }
   });
 });

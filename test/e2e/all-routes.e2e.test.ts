@@ -90,7 +90,9 @@ for (const name of targetNames) {
 
         const msg = await anthropic().messages.create({ model, max_tokens: 50, messages: [{ role: "user", content: "hello" }] });
         expect(msg).toMatchObject({ type: "message", role: "assistant", model });
-        const final = await anthropic().messages.stream({ model, max_tokens: 50, messages: [{ role: "user", content: "stream" }] }).finalMessage();
+        const final = await anthropic()
+          .messages.stream({ model, max_tokens: 50, messages: [{ role: "user", content: "stream" }] })
+          .finalMessage();
         expect(final.content[0]).toMatchObject({ type: "text" });
 
         const response = await openai().responses.create({ model, input: "respond" });
@@ -117,7 +119,13 @@ for (const name of targetNames) {
 
     it("then rerank (Cohere and Jina) and OCR answer over plain HTTP", async () => {
       for (const model of ["rr-co", "rr-jina"]) {
-        const { status, body } = await post("/rerank", { model, query: "capital of France", documents: ["Berlin", "Paris is the capital of France", "Rome"], top_n: 2, return_documents: true });
+        const { status, body } = await post("/rerank", {
+          model,
+          query: "capital of France",
+          documents: ["Berlin", "Paris is the capital of France", "Rome"],
+          top_n: 2,
+          return_documents: true,
+        });
         expect(status).toBe(200);
         const results = body.results as { index: number; relevance_score: number; document?: unknown }[];
         expect(results).toHaveLength(2);

@@ -148,11 +148,17 @@ ${testPlans}`,
       await gw.respawn("tools");
       const answers = await eventually(async () => {
         const all = await Promise.all(
-          ids.map(async (id) => (await (await fetch(`${gw.baseURL}/tools/webtool/research/${id}`, { headers: { authorization: `Bearer ${key}` } })).json()) as Record<string, unknown>),
+          ids.map(
+            async (id) =>
+              (await (await fetch(`${gw.baseURL}/tools/webtool/research/${id}`, { headers: { authorization: `Bearer ${key}` } })).json()) as Record<
+                string,
+                unknown
+              >,
+          ),
         );
         return all.every((a) => a.status === "completed") ? all : undefined;
       }, 60_000);
-      answers!.forEach((a, i) => expect(a.content).toContain(`crash research ${i}`));
+      for (const [i, a] of answers!.entries()) expect(a.content).toContain(`crash research ${i}`);
       expect(tav.researchTasks.size).toBe(5);
     } finally {
       await gw.stop();

@@ -35,7 +35,11 @@ plans:
 /** Runs a built entry point to its end; its exit code and everything it printed. */
 function runBuilt(file: string, env: Record<string, string>): Promise<{ code: number | null; output: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ["--enable-source-maps", file], { cwd: app, env: { PATH: process.env.PATH, ...env }, stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(process.execPath, ["--enable-source-maps", file], {
+      cwd: app,
+      env: { PATH: process.env.PATH, ...env },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
     let output = "";
     child.stdout.on("data", (d: Buffer) => (output += d.toString()));
     child.stderr.on("data", (d: Buffer) => (output += d.toString()));
@@ -60,17 +64,27 @@ afterAll(async () => {
 });
 
 /** Every file under dir, relative to it. */
-const filesUnder = (dir: string): string[] => readdirSync(dir, { recursive: true, withFileTypes: true }).filter((e) => e.isFile()).map((e) => join(e.parentPath, e.name).slice(dir.length + 1));
+const filesUnder = (dir: string): string[] =>
+  readdirSync(dir, { recursive: true, withFileTypes: true })
+    .filter((e) => e.isFile())
+    .map((e) => join(e.parentPath, e.name).slice(dir.length + 1));
 
 describe("pnpm build", () => {
   it("when the services are built, then every entry point is an ESM bundle with a source map, leaving to node_modules only PGlite, for embedded", () => {
     const files = built.map((f) => f.file);
-    for (const [service, entries] of Object.entries({ ingress: ["main", "migrate"], inference: ["main"], tools: ["main"], jobs: ["main", "migrate"], embedded: ["main", "mesh"] })) {
+    for (const [service, entries] of Object.entries({
+      ingress: ["main", "migrate"],
+      inference: ["main"],
+      tools: ["main"],
+      jobs: ["main", "migrate"],
+      embedded: ["main", "mesh"],
+    })) {
       for (const entry of entries) expect(files).toContain(`services/${service}/dist/${entry}.js`);
     }
     // Only PGlite (its WASM and data files sit beside its modules) is left to node_modules, and only
     // embedded runs it; the optional native add-ons are imported only on demand, never installed.
-    const needed = (service: string) => [...new Set(built.filter((f) => f.service === service).flatMap((f) => f.externals))].filter((name) => !["pg-native", "@node-rs/xxhash"].includes(name));
+    const needed = (service: string) =>
+      [...new Set(built.filter((f) => f.service === service).flatMap((f) => f.externals))].filter((name) => !["pg-native", "@node-rs/xxhash"].includes(name));
     for (const service of ["ingress", "inference", "tools", "jobs"]) expect(needed(service), service).toEqual([]);
     expect(needed("embedded")).toEqual(["@electric-sql/pglite"]);
   });
@@ -102,7 +116,8 @@ describe("pnpm build", () => {
     const closed = await freePort();
     const run = await runBuilt(dist("ingress", "migrate", app), { DATABASE_URL: `postgres://postgres@127.0.0.1:${closed}/none`, LOG_LEVEL: "info" });
     expect(run.code, run.output).toBe(1);
-    const stack = (JSON.parse(run.output.split("\n").find((line) => line.includes("migrations failed")) ?? "{}") as { err?: { stack?: string } }).err?.stack ?? "";
+    const stack =
+      (JSON.parse(run.output.split("\n").find((line) => line.includes("migrations failed")) ?? "{}") as { err?: { stack?: string } }).err?.stack ?? "";
     // Paths as the sources sat beside the bundle when it was built (in an image: /app/…).
     expect(stack).toContain(join(app, "services/ingress/src/migrate.ts:"));
     expect(stack).toContain(join(app, "packages/db/src/migrate.ts:"));

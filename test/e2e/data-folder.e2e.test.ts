@@ -27,7 +27,13 @@ afterAll(async () => {
 });
 
 async function start(dataDir: string, env: Record<string, string> = {}): Promise<GatewayProcess> {
-  const gw = await spawnGateway("main", { GATEWAY_DATA_DIR: dataDir, GATEWAY_CONFIG: configPath, FOLDER_UP_KEY: "sk-folder-upstream-key", LOG_LEVEL: "info", ...env });
+  const gw = await spawnGateway("main", {
+    GATEWAY_DATA_DIR: dataDir,
+    GATEWAY_CONFIG: configPath,
+    FOLDER_UP_KEY: "sk-folder-upstream-key",
+    LOG_LEVEL: "info",
+    ...env,
+  });
   running.push(gw);
   return gw;
 }

@@ -71,7 +71,11 @@ describe("when the gateway runs embedded with nothing configured", () => {
     expect(upstream.requests.at(-1)?.headers.authorization).toBe(`Bearer ${UPSTREAM_KEY}`);
 
     let text = "";
-    for await (const chunk of await client.chat.completions.create({ model: "chat-local", messages: [{ role: "user", content: "embedded stream" }], stream: true })) {
+    for await (const chunk of await client.chat.completions.create({
+      model: "chat-local",
+      messages: [{ role: "user", content: "embedded stream" }],
+      stream: true,
+    })) {
       text += chunk.choices[0]?.delta.content ?? "";
     }
     expect(text).toContain("embedded stream");

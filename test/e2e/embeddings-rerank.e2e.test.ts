@@ -69,7 +69,10 @@ function sawOnlyServerKey(up: UpstreamEmulator, serverKey: string): void {
 
 const input = ["The quick brown fox", "jumps over the lazy dog"];
 
-for (const [model, upstream] of [["embed-oa", () => openaiUp], ["embed-co", () => cohereUp]] as const) {
+for (const [model, upstream] of [
+  ["embed-oa", () => openaiUp],
+  ["embed-co", () => cohereUp],
+] as const) {
   describe(`when the openai client embeds with ${model}`, () => {
     it("then the default (base64, decoded by the SDK) and explicit float give the same spec-valid vectors", async () => {
       const decoded = await openai().embeddings.create({ model, input });
@@ -118,7 +121,10 @@ async function rerank(body: unknown) {
 const query = "cat on the mat";
 const documents = ["the cat sat", "dogs and cats and the mat", "a cat sat on the mat", "nothing here"];
 
-for (const [model, upstream, serverKey] of [["rerank-co", () => cohereUp, COHERE_KEY], ["rerank-jina", () => jinaUp, JINA_KEY]] as const) {
+for (const [model, upstream, serverKey] of [
+  ["rerank-co", () => cohereUp, COHERE_KEY],
+  ["rerank-jina", () => jinaUp, JINA_KEY],
+] as const) {
   describe(`when fetch reranks with ${model}`, () => {
     it("then every document comes back, best first, without documents by default", async () => {
       const { status, headers, body } = await rerank({ model, query, documents });

@@ -80,7 +80,11 @@ describe("when an enterprise workspace registers its own OpenAI key", () => {
     const pro = await workspaceKey("pro");
     const res = await fetch(`${gw.baseURL}/chat/completions`, {
       method: "POST",
-      headers: { authorization: `Bearer ${(pro.client as unknown as { apiKey: string }).apiKey}`, "content-type": "application/json", "x-gw-credentials": "v1.a.b.c" },
+      headers: {
+        authorization: `Bearer ${(pro.client as unknown as { apiKey: string }).apiKey}`,
+        "content-type": "application/json",
+        "x-gw-credentials": "v1.a.b.c",
+      },
       body: JSON.stringify({ model: "chat-own", messages: [{ role: "user", content: "x" }] }),
     });
     expect(res.status).toBe(200);

@@ -13,7 +13,6 @@ const OPENAI_KEY = "sk-upstream-openai-messages";
 const ANTHROPIC_KEY = "sk-ant-upstream-messages";
 
 let mesh: ChatMesh;
-let openaiUp: UpstreamEmulator;
 let anthropicUp: UpstreamEmulator;
 let gw: RunningMesh;
 let key: string;
@@ -32,7 +31,7 @@ beforeAll(async () => {
     anthropicKey: ANTHROPIC_KEY,
     extraModels: ["claude-off: { type: chat, routes: [{ provider: ant, model: claude-opus-4 }] }"],
   });
-  ({ openaiUp, anthropicUp, gw, key } = mesh);
+  ({ anthropicUp, gw, key } = mesh);
   origin = gw.baseURL.replace(/\/v1$/, "");
 }, 180_000);
 
@@ -152,21 +151,20 @@ describe("when the openai client calls an Anthropic-kind model", () => {
 
   it("then a parameter Anthropic cannot honour is a 400 naming it, and nothing reaches the upstream", async () => {
     const before = anthropicUp.requests.length;
-    await expect(
-      openai().chat.completions.create({ model: "claude-e2e", messages: [{ role: "user", content: "x" }], n: 2 }),
-    ).rejects.toMatchObject({ status: 400, param: "n" });
+    await expect(openai().chat.completions.create({ model: "claude-e2e", messages: [{ role: "user", content: "x" }], n: 2 })).rejects.toMatchObject({
+      status: 400,
+      param: "n",
+    });
     expect(anthropicUp.requests.length).toBe(before);
   });
 });
 
 describe("when /v1/messages is called badly", () => {
   it("then the Anthropic SDK raises its own typed errors from the Anthropic envelope", async () => {
-    await expect(
-      anthropic().messages.create({ model: "claude-e2e", max_tokens: 10, messages: [] as never }),
-    ).rejects.toBeInstanceOf(Anthropic.BadRequestError);
-    await expect(
-      anthropic().messages.create({ model: "claude-off", max_tokens: 10, messages: [{ role: "user", content: "x" }] }),
-    ).rejects.toBeInstanceOf(Anthropic.PermissionDeniedError);
+    await expect(anthropic().messages.create({ model: "claude-e2e", max_tokens: 10, messages: [] as never })).rejects.toBeInstanceOf(Anthropic.BadRequestError);
+    await expect(anthropic().messages.create({ model: "claude-off", max_tokens: 10, messages: [{ role: "user", content: "x" }] })).rejects.toBeInstanceOf(
+      Anthropic.PermissionDeniedError,
+    );
     await expect(
       new Anthropic({ apiKey: "gw_live_000000000000000000000000000000000000000x", baseURL: origin, maxRetries: 0 }).messages.create({
         model: "claude-e2e",

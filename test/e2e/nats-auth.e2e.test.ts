@@ -111,7 +111,10 @@ describe.skipIf(!natsServerAvailable())("when the mesh runs against a NATS serve
       nc.publish("gw.limits.settle", "{}");
       nc.publish("gw.jobs.work.tools", "{}");
       await nc.flush();
-      await eventually(() => /Publish Violation.*gw\.limits\.settle/.test(nats.output()) && /Publish Violation.*gw\.jobs\.work\.tools/.test(nats.output()), 10_000);
+      await eventually(
+        () => /Publish Violation.*gw\.limits\.settle/.test(nats.output()) && /Publish Violation.*gw\.jobs\.work\.tools/.test(nats.output()),
+        10_000,
+      );
     } finally {
       await nc.close();
     }
@@ -121,27 +124,35 @@ describe.skipIf(!natsServerAvailable())("when the mesh runs against a NATS serve
 describe("when a service starts with a bad NATS_CREDS", () => {
   it.each([
     ["missing", () => "/nonexistent/gw-nats.creds", /NATS_CREDS: cannot read \/nonexistent\/gw-nats\.creds \(ENOENT\)/],
-    ["garbled", (dir: string) => {
-      const path = join(dir, "garbled.creds");
-      writeFileSync(path, "SUthis-is-not-a-seed-at-all");
-      return path;
-    }, /NATS_CREDS: .*garbled\.creds holds neither a NATS \.creds file nor an NKey user seed/],
-  ] as const)("then a %s file is one fatal line naming NATS_CREDS, and it exits 1", (_kind, makePath, expected) => {
-    const dir = mkdtempSync(join(tmpdir(), "gw-nats-creds-"));
-    try {
-      const result = spawnSync(process.execPath, ["--import", "tsx", join(repoRoot(), "services", "inference", "src", "main.ts")], {
-        cwd: repoRoot(),
-        env: { PATH: process.env.PATH, GATEWAY_INTERNAL_SECRET: "s".repeat(32), NATS_URL: "nats://127.0.0.1:1", NATS_CREDS: makePath(dir) },
-        encoding: "utf8",
-        timeout: 60_000,
-      });
-      expect(result.status).toBe(1);
-      const lines = `${result.stdout}${result.stderr}`.trim().split("\n");
-      expect(lines).toHaveLength(1);
-      expect(JSON.parse(lines[0] ?? "{}")).toMatchObject({ level: 60, msg: expect.stringMatching(expected) });
-      expect(lines[0]).not.toContain("this-is-not-a-seed");
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
-  }, 60_000);
+    [
+      "garbled",
+      (dir: string) => {
+        const path = join(dir, "garbled.creds");
+        writeFileSync(path, "SUthis-is-not-a-seed-at-all");
+        return path;
+      },
+      /NATS_CREDS: .*garbled\.creds holds neither a NATS \.creds file nor an NKey user seed/,
+    ],
+  ] as const)(
+    "then a %s file is one fatal line naming NATS_CREDS, and it exits 1",
+    (_kind, makePath, expected) => {
+      const dir = mkdtempSync(join(tmpdir(), "gw-nats-creds-"));
+      try {
+        const result = spawnSync(process.execPath, ["--import", "tsx", join(repoRoot(), "services", "inference", "src", "main.ts")], {
+          cwd: repoRoot(),
+          env: { PATH: process.env.PATH, GATEWAY_INTERNAL_SECRET: "s".repeat(32), NATS_URL: "nats://127.0.0.1:1", NATS_CREDS: makePath(dir) },
+          encoding: "utf8",
+          timeout: 60_000,
+        });
+        expect(result.status).toBe(1);
+        const lines = `${result.stdout}${result.stderr}`.trim().split("\n");
+        expect(lines).toHaveLength(1);
+        expect(JSON.parse(lines[0] ?? "{}")).toMatchObject({ level: 60, msg: expect.stringMatching(expected) });
+        expect(lines[0]).not.toContain("this-is-not-a-seed");
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    },
+    60_000,
+  );
 });

@@ -42,7 +42,9 @@ const enc = (v: unknown) => new TextEncoder().encode(JSON.stringify(v));
 const jobId = () => `job_${randomBytes(16).toString("hex")}`;
 /** The service's log line for a refused message on this subject (LOG_LEVEL warn keeps it). */
 const refusedOn = (subject: string) =>
-  new RegExp(`"subject":"${subject.replace(/\./g, "\\.")}"[^\\n]*without a valid signature|without a valid signature[^\\n]*"subject":"${subject.replace(/\./g, "\\.")}"`);
+  new RegExp(
+    `"subject":"${subject.replace(/\./g, "\\.")}"[^\\n]*without a valid signature|without a valid signature[^\\n]*"subject":"${subject.replace(/\./g, "\\.")}"`,
+  );
 
 async function call(key: string, method: string, path: string, body?: unknown) {
   const res = await fetch(`${gw.baseURL}${path}`, {
@@ -95,11 +97,11 @@ describe("when messages are forged on the mesh's NATS", () => {
     // Revoked in the database behind ingress's back: only a broadcast can make it look again.
     await withClient(gw.env.DATABASE_URL ?? "", (c) => c.query("update ingress.api_keys set status = 'revoked' where id = $1", [keyId]));
     raw.publish(`${ns}.identity.changed`, enc({ kind: "key", id: keyId, at: Date.now() }));
-    await raw.jetstream().publish(
-      `${ns}.limits.settle`,
-      enc({ job_id: jobId(), ticket: { workspace_id: workspaceId, key_id: keyId, bucket: 1, tokens: 0 }, used: 900_000 }),
-      { msgID: `forged-settle-${keyId}` },
-    );
+    await raw
+      .jetstream()
+      .publish(`${ns}.limits.settle`, enc({ job_id: jobId(), ticket: { workspace_id: workspaceId, key_id: keyId, bucket: 1, tokens: 0 }, used: 900_000 }), {
+        msgID: `forged-settle-${keyId}`,
+      });
     await eventually(() => /broadcast without a valid signature/.test(gw.output()) && refusedOn("limits.settle").test(gw.output()), 30_000);
     expect((await call(key, "GET", "/models")).status).toBe(200);
 

@@ -126,9 +126,13 @@ describe("when the openai client chats with chat-mistral", () => {
     expect(up.requests[0]?.body).not.toHaveProperty("stream_options");
 
     const counted = await client.chat.completions.create({
-      model: "chat-mistral", messages: [{ role: "user", content: "Hello" }], stream: true, stream_options: { include_usage: true }, max_completion_tokens: 50,
+      model: "chat-mistral",
+      messages: [{ role: "user", content: "Hello" }],
+      stream: true,
+      stream_options: { include_usage: true },
+      max_completion_tokens: 50,
     });
-    let usage;
+    let usage: unknown;
     for await (const chunk of counted) usage ??= chunk.usage;
     expect(usage).toMatchObject({ prompt_tokens: expect.any(Number), completion_tokens: expect.any(Number) });
     expect(up.requests[1]?.body).toMatchObject({ max_tokens: 50 });
@@ -138,7 +142,9 @@ describe("when the openai client chats with chat-mistral", () => {
   it("then a parameter Mistral cannot honour is a 400 naming it, and nothing reaches Mistral", async () => {
     up.reset();
     const client = new OpenAI({ apiKey: key, baseURL: gw.baseURL, maxRetries: 0 });
-    const err = await client.chat.completions.create({ model: "chat-mistral", messages: [{ role: "user", content: "Hi" }], logprobs: true }).catch((e: unknown) => e);
+    const err = await client.chat.completions
+      .create({ model: "chat-mistral", messages: [{ role: "user", content: "Hi" }], logprobs: true })
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(OpenAI.BadRequestError);
     expect((err as InstanceType<typeof OpenAI.BadRequestError>).param).toBe("logprobs");
     expect(up.requests).toHaveLength(0);

@@ -77,7 +77,10 @@ describe("when the openai client calls /v1/completions", () => {
     expect(text).toBe("Echo: stream me please");
 
     const withUsage = await openai().completions.create({
-      model: "instruct-e2e", prompt: "count", stream: true, stream_options: { include_usage: true },
+      model: "instruct-e2e",
+      prompt: "count",
+      stream: true,
+      stream_options: { include_usage: true },
     });
     let total = 0;
     for await (const chunk of withUsage) total = chunk.usage?.total_tokens ?? total;
@@ -86,7 +89,9 @@ describe("when the openai client calls /v1/completions", () => {
 
   it("then a body without a prompt is a 400 naming it, and nothing reaches the upstream", async () => {
     const before = up.requests.length;
-    const err = await openai().completions.create({ model: "instruct-e2e" } as never).catch((e: unknown) => e);
+    const err = await openai()
+      .completions.create({ model: "instruct-e2e" } as never)
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(OpenAI.BadRequestError);
     expect(err).toMatchObject({ status: 400, param: "prompt" });
     expect(up.requests.length).toBe(before);
@@ -144,7 +149,10 @@ describe("when the openai client calls /v1/audio/transcriptions", () => {
 
   it("then verbose_json, text, srt and vtt come back in their own shapes", async () => {
     const verbose = await openai().audio.transcriptions.create({
-      model: "whisper-e2e", file: await clip(), response_format: "verbose_json", timestamp_granularities: ["word"],
+      model: "whisper-e2e",
+      file: await clip(),
+      response_format: "verbose_json",
+      timestamp_granularities: ["word"],
     });
     assertOpenAI("CreateTranscriptionResponseVerboseJson", verbose);
     expect(verbose.words?.length).toBeGreaterThan(0);
@@ -187,7 +195,9 @@ describe("when the openai client calls /v1/audio/transcriptions", () => {
   });
 
   it("then a model outside the key's list is refused (404: ingress checks JSON bodies only, so inference answers)", async () => {
-    const err = await openai().audio.transcriptions.create({ model: "hidden-stt", file: await clip() }).catch((e: unknown) => e);
+    const err = await openai()
+      .audio.transcriptions.create({ model: "hidden-stt", file: await clip() })
+      .catch((e: unknown) => e);
     expect(err).toMatchObject({ status: 404, code: "model_not_found" });
   });
 });

@@ -70,7 +70,12 @@ for (const name of targetNames) {
       expect(Number(running.headers.get("retry-after"))).toBeGreaterThanOrEqual(2);
 
       const report = await finished(started.requestId);
-      expect(report).toMatchObject({ id: started.requestId, request_id: started.requestId, status: "completed", content: expect.stringContaining("batch requests") });
+      expect(report).toMatchObject({
+        id: started.requestId,
+        request_id: started.requestId,
+        status: "completed",
+        content: expect.stringContaining("batch requests"),
+      });
       expect((report.sources as unknown[]).length).toBeGreaterThan(0);
       tavilySpec.assert("ResearchTaskCompleted", report);
       // The provider saw one task, started with the gateway's credential, and our id never.

@@ -42,7 +42,15 @@ for (const model of ["gpt-e2e", "claude-e2e"]) {
       const response = await openai().responses.create({ model, instructions: "Be brief.", input: "hello there", max_output_tokens: 100, store: true });
       assertOpenAI("Response", JSON.parse(JSON.stringify({ ...response, output_text: undefined })));
       expect(response.output_text).toBe("Echo: hello there");
-      expect(response).toMatchObject({ object: "response", model, status: "completed", store: false, instructions: "Be brief.", max_output_tokens: 100, error: null });
+      expect(response).toMatchObject({
+        object: "response",
+        model,
+        status: "completed",
+        store: false,
+        instructions: "Be brief.",
+        max_output_tokens: 100,
+        error: null,
+      });
       expect(response.id).toMatch(/^resp_/);
       expect(response.output[0]).toMatchObject({ type: "message", role: "assistant", status: "completed" });
       expect(response.usage?.input_tokens).toBeGreaterThan(0);

@@ -48,12 +48,25 @@ afterAll(async () => {
   await Promise.all([good?.close(), refusing?.close(), echoing?.close(), echoingOwn?.close()]);
 });
 
-const providerEnv = () => ({ S_GOOD_KEY: PLATFORM_KEY, S_REFUSED_KEY: REFUSED_KEY, S_ECHOED_KEY: ECHOED_KEY, GATEWAY_MASTER_KEY: MASTER_KEY, GATEWAY_CONFIG: configPath });
+const providerEnv = () => ({
+  S_GOOD_KEY: PLATFORM_KEY,
+  S_REFUSED_KEY: REFUSED_KEY,
+  S_ECHOED_KEY: ECHOED_KEY,
+  GATEWAY_MASTER_KEY: MASTER_KEY,
+  GATEWAY_CONFIG: configPath,
+});
 
 /** An upstream error whose text quotes the credential it was sent, as some providers' do. */
 const echo = (status: number, key: string) => ({
   status,
-  body: { error: { message: `Incorrect API key provided: ${key} (Authorization: Bearer ${key})`, type: "invalid_request_error", param: null, code: "invalid_api_key" } },
+  body: {
+    error: {
+      message: `Incorrect API key provided: ${key} (Authorization: Bearer ${key})`,
+      type: "invalid_request_error",
+      param: null,
+      code: "invalid_api_key",
+    },
+  },
 });
 
 async function chat(baseURL: string, key: string, model: string, headers: Record<string, string> = {}) {
@@ -133,7 +146,11 @@ function forms(secret: string): string[] {
 }
 
 function expectNoSecret(output: string, secrets: Record<string, string>): void {
-  const found = Object.entries(secrets).flatMap(([name, secret]) => forms(secret).filter((form) => output.includes(form)).map((form) => `${name} as ${form}`));
+  const found = Object.entries(secrets).flatMap(([name, secret]) =>
+    forms(secret)
+      .filter((form) => output.includes(form))
+      .map((form) => `${name} as ${form}`),
+  );
   expect(found).toEqual([]);
 }
 

@@ -40,17 +40,17 @@ const starters: Record<TargetName, (configYaml: string, env: Record<string, stri
   "the mesh": async (configYaml, env) => {
     const gw = await startTestMesh(configYaml, env);
     return { baseURL: gw.baseURL, adminURL: gw.adminURL, adminToken: gw.adminToken, mesh: gw, stop: () => gw.stop() };
-    },
-    "the embedded default": async (configYaml, env) => {
-      const dir = mkdtempSync(join(tmpdir(), "gw-embedded-"));
-      const configPath = join(dir, "gateway.config.yaml");
-      writeFileSync(configPath, configYaml);
-      const embeddedEnv = loadEmbeddedEnv({ ...env, PORT: "0", ADMIN_PORT: "0", GATEWAY_DATA_DIR: dir, GATEWAY_CONFIG: configPath });
-      const gateway = loadGatewayConfig(embeddedEnv.GATEWAY_CONFIG);
-      const logger = createLogger({ service: "embedded-test", level: "silent" });
-      const gw = await startEmbedded(embeddedEnv, gateway, resolveProviderSecrets(gateway, env), logger);
-      return { baseURL: `${gw.url}/v1`, adminURL: gw.adminUrl, adminToken: gw.adminToken, stop: () => gw.stop() };
-    },
+  },
+  "the embedded default": async (configYaml, env) => {
+    const dir = mkdtempSync(join(tmpdir(), "gw-embedded-"));
+    const configPath = join(dir, "gateway.config.yaml");
+    writeFileSync(configPath, configYaml);
+    const embeddedEnv = loadEmbeddedEnv({ ...env, PORT: "0", ADMIN_PORT: "0", GATEWAY_DATA_DIR: dir, GATEWAY_CONFIG: configPath });
+    const gateway = loadGatewayConfig(embeddedEnv.GATEWAY_CONFIG);
+    const logger = createLogger({ service: "embedded-test", level: "silent" });
+    const gw = await startEmbedded(embeddedEnv, gateway, resolveProviderSecrets(gateway, env), logger);
+    return { baseURL: `${gw.url}/v1`, adminURL: gw.adminUrl, adminToken: gw.adminToken, stop: () => gw.stop() };
+  },
 };
 
 /** A new workspace (pro plan unless said otherwise) and one key of it. */

@@ -109,11 +109,16 @@ for (const name of targetNames) {
 
     const workspace = async (plan: string, credentials: Record<string, string> = {}) => {
       const ws = await newWorkspaceKey(gw, { name: `tenant-${plan}`, plan });
-      for (const [provider, key] of Object.entries(credentials)) await admin("PUT", `/admin/workspaces/${ws.workspaceId}/credentials/${provider}`, { api_key: key });
+      for (const [provider, key] of Object.entries(credentials))
+        await admin("PUT", `/admin/workspaces/${ws.workspaceId}/credentials/${provider}`, { api_key: key });
       return ws;
     };
     const post = async (key: string, path: string, body: unknown) => {
-      const res = await fetch(`${gw.baseURL}${path}`, { method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/json" }, body: JSON.stringify(body) });
+      const res = await fetch(`${gw.baseURL}${path}`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+        body: JSON.stringify(body),
+      });
       return { status: res.status, body: (await res.json()) as Record<string, unknown> };
     };
     const finished = (key: string, id: string) =>
@@ -121,7 +126,13 @@ for (const name of targetNames) {
         const job = (await (await fetch(`${gw.baseURL}/async/chat/completions/${id}`, { headers: { authorization: `Bearer ${key}` } })).json()) as Job;
         return job.status === "completed" || job.status === "failed" ? job : undefined;
       }, 30_000);
-    const rowOf = async (id: string) => (await db!.query<{ credentials: Record<string, { sealed?: string }> | null; status: string }>("SELECT credentials, status FROM jobs.jobs WHERE id = $1", [id])).rows[0];
+    const rowOf = async (id: string) =>
+      (
+        await db!.query<{ credentials: Record<string, { sealed?: string }> | null; status: string }>(
+          "SELECT credentials, status FROM jobs.jobs WHERE id = $1",
+          [id],
+        )
+      ).rows[0];
     const seenBy = (upstream: UpstreamEmulator, text: string) =>
       upstream.requests.filter((r) => JSON.stringify(r.body ?? "").includes(text)).map((r) => r.headers.authorization);
 
@@ -133,14 +144,18 @@ for (const name of targetNames) {
       const messages = [{ role: "user" as const, content: "whose key is it?" }];
 
       // Streaming too: the refusal comes before the stream starts.
-      const streamed = (await client.chat.completions.create({ model: "chat-strict", messages, stream: true }).catch((e: unknown) => e)) as InstanceType<typeof OpenAI.APIError>;
+      const streamed = (await client.chat.completions.create({ model: "chat-strict", messages, stream: true }).catch((e: unknown) => e)) as InstanceType<
+        typeof OpenAI.APIError
+      >;
       expect(streamed).toBeInstanceOf(OpenAI.APIError);
       expect(streamed).not.toBeInstanceOf(OpenAI.AuthenticationError);
       expect(streamed.status).toBe(424);
       expect(streamed.message).toContain("`strict` refused this workspace's own credential");
       expect(refusedCalls()).toBe(1); // neither the gateway nor the SDK tried again
       for (let i = 0; i < 6; i++) {
-        const error = (await client.chat.completions.create({ model: "chat-strict", messages }).catch((e: unknown) => e)) as InstanceType<typeof OpenAI.APIError>;
+        const error = (await client.chat.completions.create({ model: "chat-strict", messages }).catch((e: unknown) => e)) as InstanceType<
+          typeof OpenAI.APIError
+        >;
         expect(error.status).toBe(424);
         expect((error.error as { code?: string }).code).toBe("provider_credential_refused");
       }
@@ -155,7 +170,9 @@ for (const name of targetNames) {
       const ent = await workspace("enterprise", { webtool: "tvly-tenant-revoked" });
       const answer = await post(ent.key, "/tools/webtool/search", { query: "tenant isolation" });
       expect(answer.status).toBe(424);
-      expect(answer.body).toMatchObject({ error: { code: "provider_credential_refused", message: expect.stringContaining("`webtool` refused this workspace's own credential") } });
+      expect(answer.body).toMatchObject({
+        error: { code: "provider_credential_refused", message: expect.stringContaining("`webtool` refused this workspace's own credential") },
+      });
       expect(tavily.requests.filter((r) => r.headers.authorization === "Bearer tvly-tenant-revoked")).toHaveLength(1);
     });
 
@@ -201,7 +218,12 @@ for (const name of targetNames) {
         );
         const meshEnv = gw.mesh!.env;
         const logger = createLogger({ service: "tenant-e2e", level: "silent" });
-        const bus = await createNatsBus({ url: meshEnv.NATS_URL as string, namespace: meshEnv.NATS_NAMESPACE as string, secret: gw.mesh!.internalSecret, logger });
+        const bus = await createNatsBus({
+          url: meshEnv.NATS_URL as string,
+          namespace: meshEnv.NATS_NAMESPACE as string,
+          secret: gw.mesh!.internalSecret,
+          logger,
+        });
         const work: JobWork = { job_id: id, route: "tools/webtool/research", identity, credentials: "v1.not.a.sealed-value", request, attempt: 1 };
         await bus.enqueue("jobs.work.tools", work, { msgId: `${id}:1` });
         await bus.close();

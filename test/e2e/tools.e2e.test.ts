@@ -96,7 +96,12 @@ for (const targetName of targetNames) {
       expect(crawled.usage).toBeUndefined();
 
       const mapped = await tvly.map("docs.example.com", { limit: 4 });
-      expect(mapped.results).toEqual(["https://docs.example.com", "https://docs.example.com/page-1", "https://docs.example.com/page-2", "https://docs.example.com/page-3"]);
+      expect(mapped.results).toEqual([
+        "https://docs.example.com",
+        "https://docs.example.com/page-1",
+        "https://docs.example.com/page-2",
+        "https://docs.example.com/page-3",
+      ]);
 
       expect(tav.requests.map((r) => `${r.method} ${r.path}`)).toEqual(["POST /search", "POST /extract", "POST /crawl", "POST /map"]);
       sawOnlyGatewayCredential(tav, (seen) => {
@@ -107,7 +112,12 @@ for (const targetName of targetNames) {
     });
 
     it("when search is called over HTTP, then the answer is Tavily's (valid against its OpenAPI) with the gateway's headers and no usage", async () => {
-      const { status, headers, body } = await post("/tools/webtool/search", { query: "spec check", include_answer: "basic", include_raw_content: true, include_usage: true });
+      const { status, headers, body } = await post("/tools/webtool/search", {
+        query: "spec check",
+        include_answer: "basic",
+        include_raw_content: true,
+        include_usage: true,
+      });
       expect(status).toBe(200);
       tavilySpec.assert("POST /search 200", body);
       expect(body).not.toHaveProperty("usage");
@@ -118,7 +128,11 @@ for (const targetName of targetNames) {
     it("when the caller sends api_key (body, query, or through @tavily/core), then 400 says not to and Tavily sees nothing", async () => {
       const inBody = await post("/tools/webtool/search", { query: "x", api_key: "tvly-callers-own" });
       expect(inBody.status).toBe(400);
-      expect((inBody.body as ErrorBody).error).toMatchObject({ param: "api_key", code: "invalid_request", message: expect.stringContaining("Do not send `api_key`") });
+      expect((inBody.body as ErrorBody).error).toMatchObject({
+        param: "api_key",
+        code: "invalid_request",
+        message: expect.stringContaining("Do not send `api_key`"),
+      });
       expect((await post("/tools/webtool/extract?api_key=tvly-x", { urls: "https://a.com" })).status).toBe(400);
       // @tavily/core passes unknown options through; it reports our envelope's message (as a
       // TavilyKeylessLimitError, since it reads any `error.code` string as its keyless envelope).

@@ -30,63 +30,61 @@ export function floodTests(mode: TargetName, target: () => FuzzTarget, settings:
   const scale = mode === "the mesh" ? 1 : 0.2;
   const requests = Math.round(settings.floodRequests * scale);
   const bodies = Math.max(1, Math.round(settings.floodBodies * (mode === "the mesh" ? 1 : 0.125)));
-  it(
-    `when ${requests} unauthenticated requests with random paths and keys, then ${bodies} bodies of 32 MiB without a key, flood ${mode}, then every answer is a 4xx in an envelope, RSS stays within 50 MB and no random path becomes a metrics label`,
-    async () => {
-      const t = target();
-      const pid = mode === "the mesh" ? t.gw.mesh!.mesh.processes.ingress.pid! : process.pid;
-      const agent = new Agent({ keepAlive: true, maxSockets: CONCURRENCY });
-      const cases = floodRequests(requests, settings.seed);
-      const warmUp = floodRequests(Math.min(1_000, requests), settings.seed + 1);
-      const tokens = cases.map((c) => c.token);
-      const bad: string[] = [];
-      const statuses: Record<string, number> = {};
-      const judge = (label: string, answer: RawAnswer) => {
-        const status = answer.kind === "answer" ? String(answer.status) : "none";
-        statuses[status] = (statuses[status] ?? 0) + 1;
-        const problem = floodProblem(answer);
-        if (problem && bad.length < 20) bad.push(`${label}: ${problem}`);
-      };
+  it(`when ${requests} unauthenticated requests with random paths and keys, then ${bodies} bodies of 32 MiB without a key, flood ${mode}, then every answer is a 4xx in an envelope, RSS stays within 50 MB and no random path becomes a metrics label`, async () => {
+    const t = target();
+    const pid = mode === "the mesh" ? t.gw.mesh!.mesh.processes.ingress.pid! : process.pid;
+    const agent = new Agent({ keepAlive: true, maxSockets: CONCURRENCY });
+    const cases = floodRequests(requests, settings.seed);
+    const warmUp = floodRequests(Math.min(1_000, requests), settings.seed + 1);
+    const tokens = cases.map((c) => c.token);
+    const bad: string[] = [];
+    const statuses: Record<string, number> = {};
+    const judge = (label: string, answer: RawAnswer) => {
+      const status = answer.kind === "answer" ? String(answer.status) : "none";
+      statuses[status] = (statuses[status] ?? 0) + 1;
+      const problem = floodProblem(answer);
+      if (problem && bad.length < 20) bad.push(`${label}: ${problem}`);
+    };
 
+    try {
+      // Warm-up: the same mix, so that caches, pools and JIT reach their working size first.
+      await pool(warmUp, CONCURRENCY, (c) => send(t.public, { ...c.request, agent }).then(() => undefined));
+      await pool([1, 2], 2, () => send(t.public, bodyRequest(0)).then(() => undefined));
+      const series = { before: (await metrics(t)).series, after: 0 };
+      const rss = { start: rssOf(pid), peak: 0, end: 0 };
+      rss.peak = rss.start;
+      const sampler = setInterval(() => (rss.peak = Math.max(rss.peak, rssOf(pid))), 25);
+      const started = performance.now();
+      let seconds = 0;
       try {
-        // Warm-up: the same mix, so that caches, pools and JIT reach their working size first.
-        await pool(warmUp, CONCURRENCY, (c) => send(t.public, { ...c.request, agent }).then(() => undefined));
-        await pool([1, 2], 2, () => send(t.public, bodyRequest(0)).then(() => undefined));
-        const series = { before: (await metrics(t)).series, after: 0 };
-        const rss = { start: rssOf(pid), peak: 0, end: 0 };
-        rss.peak = rss.start;
-        const sampler = setInterval(() => (rss.peak = Math.max(rss.peak, rssOf(pid))), 25);
-        const started = performance.now();
-        let seconds = 0;
-        try {
-          await pool(cases, CONCURRENCY, async (c) => judge(`${c.request.method} ${c.request.target.slice(0, 80)}`, await send(t.public, { ...c.request, agent })));
-          seconds = (performance.now() - started) / 1000;
-          await pool(
-            Array.from({ length: bodies }, (_, i) => i),
-            bodies,
-            async (i) => judge(`32 MiB body #${i}`, await send(t.public, bodyRequest(i))),
-          );
-        } finally {
-          clearInterval(sampler);
-        }
-        rss.end = rssOf(pid);
-        rss.peak = Math.max(rss.peak, rss.end);
-        const after = await metrics(t);
-        series.after = after.series;
-        const leaked = [...after.routes].filter((route) => tokens.some((token) => route.includes(token)));
-        const figures: FloodFigures = { requests: requests + bodies, perSecond: Math.round(requests / seconds), rss, series, statuses };
-        console.log(describeFigures(mode, figures, after.routes.size));
-
-        expect(bad, `answers that were not a 4xx in an envelope (first 20):\n${bad.join("\n")}`).toEqual([]);
-        expect(leaked.slice(0, 10), `random paths or tool names that became route labels (${leaked.length} in all)`).toEqual([]);
-        expect(series.after - series.before, "new gw_http_requests_total series during the flood").toBeLessThanOrEqual(20);
-        expect(rss.peak - rss.start, `RSS grew from ${mb(rss.start)} to a peak of ${mb(rss.peak)}`).toBeLessThanOrEqual(RSS_BOUND);
+        await pool(cases, CONCURRENCY, async (c) =>
+          judge(`${c.request.method} ${c.request.target.slice(0, 80)}`, await send(t.public, { ...c.request, agent })),
+        );
+        seconds = (performance.now() - started) / 1000;
+        await pool(
+          Array.from({ length: bodies }, (_, i) => i),
+          bodies,
+          async (i) => judge(`32 MiB body #${i}`, await send(t.public, bodyRequest(i))),
+        );
       } finally {
-        agent.destroy();
+        clearInterval(sampler);
       }
-    },
-    300_000,
-  );
+      rss.end = rssOf(pid);
+      rss.peak = Math.max(rss.peak, rss.end);
+      const after = await metrics(t);
+      series.after = after.series;
+      const leaked = [...after.routes].filter((route) => tokens.some((token) => route.includes(token)));
+      const figures: FloodFigures = { requests: requests + bodies, perSecond: Math.round(requests / seconds), rss, series, statuses };
+      console.log(describeFigures(mode, figures, after.routes.size));
+
+      expect(bad, `answers that were not a 4xx in an envelope (first 20):\n${bad.join("\n")}`).toEqual([]);
+      expect(leaked.slice(0, 10), `random paths or tool names that became route labels (${leaked.length} in all)`).toEqual([]);
+      expect(series.after - series.before, "new gw_http_requests_total series during the flood").toBeLessThanOrEqual(20);
+      expect(rss.peak - rss.start, `RSS grew from ${mb(rss.start)} to a peak of ${mb(rss.peak)}`).toBeLessThanOrEqual(RSS_BOUND);
+    } finally {
+      agent.destroy();
+    }
+  }, 300_000);
 }
 
 interface FloodCase {
@@ -127,7 +125,14 @@ function floodRequests(count: number, seed: number): FloodCase[] {
   });
 }
 
-const bodyRoutes = ["/v1/chat/completions", "/v1/messages", "/v1/embeddings", "/v1/async/chat/completions", "/v1/tools/webtool/search", "/v1/audio/transcriptions"];
+const bodyRoutes = [
+  "/v1/chat/completions",
+  "/v1/messages",
+  "/v1/embeddings",
+  "/v1/async/chat/completions",
+  "/v1/tools/webtool/search",
+  "/v1/audio/transcriptions",
+];
 
 /** A 32 MiB body without a key, streamed (the test process never holds it). */
 function bodyRequest(i: number): RawRequest {
@@ -160,7 +165,9 @@ async function pool<T>(items: readonly T[], concurrency: number, work: (item: T)
 
 /** Resident memory of a process, from /proc/<pid>/status (VmRSS, in kB). */
 export function rssOf(pid: number): number {
-  const line = readFileSync(`/proc/${pid}/status`, "utf8").split("\n").find((l) => l.startsWith("VmRSS:"));
+  const line = readFileSync(`/proc/${pid}/status`, "utf8")
+    .split("\n")
+    .find((l) => l.startsWith("VmRSS:"));
   return Number(/(\d+)/.exec(line ?? "")?.[1] ?? 0) * 1024;
 }
 
@@ -181,6 +188,8 @@ function describeFigures(mode: TargetName, f: FloodFigures, routeLabels: number)
     `flood of ${mode}: ${f.requests} requests, ${f.perSecond} requests/s (the random ones)`,
     `  RSS ${mode === "the mesh" ? "of the ingress process" : "of the whole gateway (and this test process)"}: start ${mb(f.rss.start)}, peak ${mb(f.rss.peak)}, end ${mb(f.rss.end)} (peak − start ${mb(f.rss.peak - f.rss.start)})`,
     `  gw_http_requests_total series: ${f.series.before} before, ${f.series.after} after (${routeLabels} route labels)`,
-    `  statuses: ${Object.entries(f.statuses).map(([s, n]) => `${s}×${n}`).join(" ")}`,
+    `  statuses: ${Object.entries(f.statuses)
+      .map(([s, n]) => `${s}×${n}`)
+      .join(" ")}`,
   ].join("\n");
 }

@@ -67,10 +67,7 @@ export function fuzzCase(init: CaseInit): FuzzCase {
 }
 
 export function describeCase(c: CaseInit): string {
-  const lines = [
-    `[${c.cls}] ${c.method} ${preview(Buffer.from(c.target, "latin1"), 300)}  key=${c.key}`,
-    `  note: ${c.note}`,
-  ];
+  const lines = [`[${c.cls}] ${c.method} ${preview(Buffer.from(c.target, "latin1"), 300)}  key=${c.key}`, `  note: ${c.note}`];
   const headers = Object.entries(c.headers ?? {});
   if (headers.length > 0) lines.push(`  headers: ${headers.map(([k, v]) => `${k}: ${preview(Buffer.from(v, "latin1"), 120)}`).join(" | ")}`);
   if (c.body) lines.push(`  body (${c.body.length} bytes): ${preview(c.body, 400)}`);

@@ -100,14 +100,24 @@ async function survey(mode: TargetName, target: FuzzTarget, cls: FuzzClass, numR
       groups.set(key, group);
     }
   }
-  const histogram = [...statuses].sort().map(([status, n]) => `${status}×${n}`).join(" ");
+  const histogram = [...statuses]
+    .sort()
+    .map(([status, n]) => `${status}×${n}`)
+    .join(" ");
   console.log(`survey of ${cls.name} on ${mode}: statuses ${histogram}`);
   if (groups.size === 0) return undefined;
   const lines = [`survey of ${cls.name} on ${mode}: ${numRuns} cases (statuses ${histogram}), ${groups.size} kind(s) of failure`];
   for (const [key, g] of [...groups].sort((a, b) => b[1].count - a[1].count)) {
     const routes = [...g.routes].sort((a, b) => b[1] - a[1]);
-    const shown = routes.slice(0, 8).map(([route, n]) => `${route} ×${n}`).join(", ");
-    lines.push(`\n# ${key}  (${g.count}×, on ${routes.length} route(s): ${shown}${routes.length > 8 ? ", …" : ""})`, describeCase(g.example), `  → ${g.detail.slice(0, 600)}`);
+    const shown = routes
+      .slice(0, 8)
+      .map(([route, n]) => `${route} ×${n}`)
+      .join(", ");
+    lines.push(
+      `\n# ${key}  (${g.count}×, on ${routes.length} route(s): ${shown}${routes.length > 8 ? ", …" : ""})`,
+      describeCase(g.example),
+      `  → ${g.detail.slice(0, 600)}`,
+    );
   }
   return lines.join("\n");
 }

@@ -23,7 +23,9 @@ const { values } = parseArgs({
 });
 
 if (values.help) {
-  console.log("pnpm fuzz [--count N] [--seed N] [--path P] [--class C|flood] [--mode mesh|embedded] [--survey] [--verbose] [--flood-requests N] [--flood-bodies N]");
+  console.log(
+    "pnpm fuzz [--count N] [--seed N] [--path P] [--class C|flood] [--mode mesh|embedded] [--survey] [--verbose] [--flood-requests N] [--flood-bodies N]",
+  );
   process.exit(0);
 }
 if (values.mode !== undefined && values.mode !== "mesh" && values.mode !== "embedded") {

@@ -55,7 +55,10 @@ export async function runCase(target: FuzzTarget, c: FuzzCase): Promise<CaseOutc
   if (c.cut) {
     // No answer to judge: what matters is what the gateway is left with, checked below.
   } else if (answer.kind === "no-answer") {
-    const seen = upstream.length > 0 ? `; ${upstream.length} request(s) had reached an emulator (${upstream.map((r) => `${r.path} → ${r.status ?? "unanswered"}`).join(", ")})` : "";
+    const seen =
+      upstream.length > 0
+        ? `; ${upstream.length} request(s) had reached an emulator (${upstream.map((r) => `${r.path} → ${r.status ?? "unanswered"}`).join(", ")})`
+        : "";
     violations.push({ kind: "no answer", detail: `${answer.reason}${seen}` });
   } else {
     const breakerMayBeOpen = Date.now() - target.providerFailedAt < BREAKER_COOLDOWN_MS;
@@ -89,7 +92,13 @@ async function nextCallProblem(target: FuzzTarget, c: FuzzCase): Promise<string 
       : path.startsWith("/v1/tools/")
         ? { target: "/v1/tools/serptool/search?q=canary&engine=google", status: 200 }
         : { target: "/v1/models", status: 200 };
-  const answer = await send(target.public, { method: "GET", target: probe.target, headers: target.keyHeaders("valid"), timeoutMs: REQUEST_TIMEOUT_MS, agent: target.agent });
+  const answer = await send(target.public, {
+    method: "GET",
+    target: probe.target,
+    headers: target.keyHeaders("valid"),
+    timeoutMs: REQUEST_TIMEOUT_MS,
+    agent: target.agent,
+  });
   if (answer.kind === "no-answer") return `GET ${probe.target} got no answer (${answer.reason})`;
   if (answer.status !== probe.status) return `GET ${probe.target} answered ${answer.status}, not ${probe.status}: ${bodyText(answer.body) || "(empty body)"}`;
   return undefined;

@@ -38,7 +38,8 @@ export function send(base: { host: string; port: number }, req: RawRequest): Pro
   if (req.streamed) return sendOnSocket(base, req, { ...req.streamed, bytesAt: (_from, n) => CHUNK.subarray(0, n) });
   const body = req.body;
   if (req.cut) return cutShort(base, req, body ?? Buffer.alloc(0), req.cut);
-  if (body && body.length > LARGE_BODY) return sendOnSocket(base, req, { bytes: body.length, chunked: false, bytesAt: (from, n) => body.subarray(from, from + n) });
+  if (body && body.length > LARGE_BODY)
+    return sendOnSocket(base, req, { bytes: body.length, chunked: false, bytesAt: (from, n) => body.subarray(from, from + n) });
   return sendWhole(base, req);
 }
 
@@ -57,7 +58,15 @@ function sendWhole(base: { host: string; port: number }, req: RawRequest): Promi
     if (req.body && !("content-length" in headers)) headers["content-length"] = String(req.body.length);
     let client: ReturnType<typeof request>;
     try {
-      client = request({ host: base.host, port: base.port, method: req.method, path: req.target, headers, agent: req.agent ?? false, setHost: !("host" in headers) });
+      client = request({
+        host: base.host,
+        port: base.port,
+        method: req.method,
+        path: req.target,
+        headers,
+        agent: req.agent ?? false,
+        setHost: !("host" in headers),
+      });
     } catch (err) {
       // Node's client refuses to send it (an invalid header byte): a generator bug, shown as such.
       finish({ kind: "no-answer", reason: `client refused to send: ${(err as Error).message}`, ms: 0 });
@@ -83,7 +92,9 @@ function sendWhole(base: { host: string; port: number }, req: RawRequest): Promi
       res.on("error", done);
       res.on("aborted", done);
     });
-    client.on("error", (err) => finish({ kind: "no-answer", reason: `connection failed: ${(err as NodeJS.ErrnoException).code ?? err.message}`, ms: elapsed() }));
+    client.on("error", (err) =>
+      finish({ kind: "no-answer", reason: `connection failed: ${(err as NodeJS.ErrnoException).code ?? err.message}`, ms: elapsed() }),
+    );
     client.end(req.body);
   });
 }
@@ -137,7 +148,11 @@ function sendOnSocket(base: { host: string; port: number }, req: RawRequest, sou
       clearTimeout(timer);
       socket.destroy();
       const answer = parseAnswer(Buffer.concat(received));
-      resolve(answer ? { kind: "answer", ...answer, ms: elapsed() } : { kind: "no-answer", reason: writeError ? `connection failed: ${writeError}` : "closed without an answer", ms: elapsed() });
+      resolve(
+        answer
+          ? { kind: "answer", ...answer, ms: elapsed() }
+          : { kind: "no-answer", reason: writeError ? `connection failed: ${writeError}` : "closed without an answer", ms: elapsed() },
+      );
     };
     const timer = setTimeout(finish, req.timeoutMs);
     socket.on("data", (chunk: Buffer) => {

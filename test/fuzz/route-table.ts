@@ -118,7 +118,12 @@ const modelRoutes: ModelRouteDef[] = [
 const envelopeOf = (name: string): Envelope => (name === "messages" ? "anthropic" : "openai");
 
 const toolRoutes: PublicRoute[] = [
-  tool("webtool/search", { query: "fuzzing gateways", max_results: 2 }, ["query", "search_depth", "max_results", "include_domains", "exclude_domains"], ["query", "search_depth"]),
+  tool(
+    "webtool/search",
+    { query: "fuzzing gateways", max_results: 2 },
+    ["query", "search_depth", "max_results", "include_domains", "exclude_domains"],
+    ["query", "search_depth"],
+  ),
   tool("webtool/extract", { urls: ["https://example.com/a"] }, ["urls", "urls.0", "extract_depth", "format"], ["urls.0", "format"]),
   tool("webtool/crawl", { url: "https://example.com", limit: 2 }, ["url", "limit", "instructions", "extract_depth"], ["url", "instructions"]),
   tool("webtool/map", { url: "https://example.com", limit: 2 }, ["url", "limit", "instructions"], ["url", "instructions"]),

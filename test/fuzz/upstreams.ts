@@ -84,7 +84,9 @@ ${testPlans}`;
       FUZZ_SERP: KEYS.serp,
     },
     received: () => all.flatMap((u) => u.requests),
-    reset: () => all.forEach((u) => u.reset()),
+    reset: () => {
+      for (const u of all) u.reset();
+    },
     close: async () => {
       await Promise.all(all.map((u) => u.close()));
     },

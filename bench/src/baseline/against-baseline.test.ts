@@ -27,7 +27,7 @@ async function fakeRun(options: { baselineModel?: string; missing?: number } = {
     });
   });
   await new Promise<void>((resolve) => server?.listen(0, "127.0.0.1", resolve));
-  const origin = `http://127.0.0.1:${(server?.address() as AddressInfo).port}`;
+  const origin = `http://127.0.0.1:${(server!.address() as AddressInfo).port}`;
   const target = (path: string): RequestTarget => ({ origin, path: "/v1/chat/completions", headers: { "x-path": path }, body: Buffer.from("{}") });
   const baseline: BaselineMesh = {
     dir: "/tmp/gw-base",
@@ -41,7 +41,13 @@ async function fakeRun(options: { baselineModel?: string; missing?: number } = {
   let calls = 0;
   const ctx: BenchContext = {
     flags: { ...defaultFlags, requests: 12, warmup: 6, block: 3, baseline: "/tmp/gw-base" },
-    upstream: { url: `${origin}/v1`, pid: process.pid, stream: { pieces: 1, frameIntervalMs: 1 }, answered: async () => order.length - (calls++ > 0 ? (options.missing ?? 0) : 0), stop: async () => 0 },
+    upstream: {
+      url: `${origin}/v1`,
+      pid: process.pid,
+      stream: { pieces: 1, frameIntervalMs: 1 },
+      answered: async () => order.length - (calls++ > 0 ? (options.missing ?? 0) : 0),
+      stop: async () => 0,
+    },
     gateway: {} as BenchGateway,
     processes: { ingress: process.pid },
     chat: { direct: target("direct"), gateway: target("gateway") },
@@ -60,16 +66,27 @@ describe("one-in-flight with a baseline", () => {
     // Per path: one check, 6 warm-up and 12 measured requests; the measured blocks rotate.
     expect(order.filter((p) => p === "direct")).toHaveLength(19);
     expect(order.filter((p) => p === "baseline")).toHaveLength(19);
-    const blocks = order.slice(3 + 18).filter((_, i) => i % 3 === 0).map((p) => p[0]).join("");
+    const blocks = order
+      .slice(3 + 18)
+      .filter((_, i) => i % 3 === 0)
+      .map((p) => p[0])
+      .join("");
     expect(blocks).toBe("dgb" + "gbd" + "bdg" + "dgb");
 
     expect(result.name).toBe("one-in-flight");
-    expect(result.tables[0]?.rows.map((row) => row[0])).toEqual(["direct", "gateway", "baseline", "gateway − direct", "baseline − direct", "gateway − baseline"]);
+    expect(result.tables[0]?.rows.map((row) => row[0])).toEqual([
+      "direct",
+      "gateway",
+      "baseline",
+      "gateway − direct",
+      "baseline − direct",
+      "gateway − baseline",
+    ]);
     expect(result.tables[1]?.rows.map((row) => row[0])).toEqual(["direct", "gateway", "baseline", "gateway − baseline"]);
     const data = result.data as Record<string, Record<string, unknown>>;
     expect(data.baseline).toEqual({ dir: "/tmp/gw-base", commit: "abc1234", dirty: false });
     expect(Object.keys(data.latencyMs ?? {})).toEqual(["direct", "gateway", "baseline"]);
-    expect((data.latencyMs?.baseline as { count: number }).count).toBe(12);
+    expect((data.latencyMs as Record<string, { count: number }>).baseline?.count).toBe(12);
     expect(Object.keys(data.gatewayMinusBaselineMs ?? {})).toEqual(["p50", "p90", "p99"]);
     expect(Object.keys(data.histogramsMicros ?? {})).toEqual(["direct", "gateway", "baseline"]);
     // The baseline's services were read while the baseline's blocks ran.

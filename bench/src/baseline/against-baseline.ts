@@ -24,7 +24,11 @@ export interface BaselineRunOptions {
  * mesh and through the baseline's, in blocks whose order rotates (rotateBlocks) so no path is
  * favoured by what ran before it. CPU is read for every process of both meshes around each block.
  */
-export async function measureAgainstBaseline(ctx: BenchContext, baseline: BaselineMesh, options: BaselineRunOptions): Promise<InterleavedMeasurement<BaselinePath>> {
+export async function measureAgainstBaseline(
+  ctx: BenchContext,
+  baseline: BaselineMesh,
+  options: BaselineRunOptions,
+): Promise<InterleavedMeasurement<BaselinePath>> {
   const targets = { ...ctx.chat, baseline: baseline.chat };
   const clients = byKey(baselinePaths, (path) => createTimedClient(targets[path], 1));
   const wrap = options.wrap;

@@ -31,7 +31,10 @@ describe("readBaselineCheckout", () => {
   it("when the directory is an installed checkout, then its commit and whether it has changes are read with git -C", () => {
     const dir = fakeCheckout({ installed: true });
     const seen: string[] = [];
-    const runner: GitRunner = (at, args) => (seen.push(at), git({ "rev-parse --short HEAD": "abc1234", "status --porcelain": " M x.ts" })(at, args));
+    const runner: GitRunner = (at, args) => {
+      seen.push(at);
+      return git({ "rev-parse --short HEAD": "abc1234", "status --porcelain": " M x.ts" })(at, args);
+    };
     expect(readBaselineCheckout(dir, runner)).toEqual({ dir, commit: "abc1234", dirty: true });
     expect(new Set(seen)).toEqual(new Set([dir]));
     expect(readBaselineCheckout(dir, git({ "rev-parse --short HEAD": "abc1234", "status --porcelain": "" })).dirty).toBe(false);
@@ -44,7 +47,9 @@ describe("readBaselineCheckout", () => {
   });
 
   it("when the directory is missing, not this repository, or not installed, then the error says which and how to fix it", () => {
-    expect(() => readBaselineCheckout("/nonexistent/gw-base", git({}))).toThrow(/--baseline: \/nonexistent\/gw-base is not a directory \(make one: git worktree add/);
+    expect(() => readBaselineCheckout("/nonexistent/gw-base", git({}))).toThrow(
+      /--baseline: \/nonexistent\/gw-base is not a directory \(make one: git worktree add/,
+    );
     const partial = fakeCheckout({ installed: true, services: ["inference", "tools", "ingress"] });
     expect(() => readBaselineCheckout(partial, git({}))).toThrow(`not a checkout of this repository (missing ${join("services", "jobs", "src", "main.ts")})`);
     const bare = fakeCheckout({ installed: false });

@@ -9,7 +9,18 @@ const latency = { direct: summary(0.2, 0.25, 0.4), gateway: summary(1.1, 1.3, 2.
 const cpu = {
   direct: { bench: 40, upstream: 30, inference: 1, tools: 0, jobs: 0, ingress: 2, "baseline:inference": 1, "baseline:ingress": 1 },
   gateway: { bench: 41, upstream: 31, inference: 150, tools: 1, jobs: 2, ingress: 300, "baseline:inference": 0, "baseline:ingress": 1 },
-  baseline: { bench: 40, upstream: 30, inference: 2, tools: 0, jobs: 0, ingress: 1, "baseline:inference": 140, "baseline:tools": 1, "baseline:jobs": 2, "baseline:ingress": 290 },
+  baseline: {
+    bench: 40,
+    upstream: 30,
+    inference: 2,
+    tools: 0,
+    jobs: 0,
+    ingress: 1,
+    "baseline:inference": 140,
+    "baseline:tools": 1,
+    "baseline:jobs": 2,
+    "baseline:ingress": 290,
+  },
 };
 
 describe("compareWithBaseline", () => {

@@ -66,7 +66,12 @@ export function baselineTables(comparison: BaselineComparison, title: string, ch
   };
 
   const cpu = comparison.cpuMicrosPerRequest;
-  const cells = (values: Record<string, number>, services: ServicesCpu) => [values.bench ?? 0, values.upstream ?? 0, ...meshServices.map((name) => services[name]), services.total];
+  const cells = (values: Record<string, number>, services: ServicesCpu) => [
+    values.bench ?? 0,
+    values.upstream ?? 0,
+    ...meshServices.map((name) => services[name]),
+    services.total,
+  ];
   const direct = cells(cpu.direct, servicesCpu(cpu.direct, ""));
   const gateway = cells(cpu.gateway, comparison.servicesCpuMicrosPerRequest.gateway);
   const baseline = cells(cpu.baseline, comparison.servicesCpuMicrosPerRequest.baseline);
@@ -76,7 +81,12 @@ export function baselineTables(comparison: BaselineComparison, title: string, ch
       "CPU per request (µs; bench = the client; services: the mesh that answered, this tree's for direct (idle) and gateway, " +
       "the baseline's for baseline; /proc readings in 10 ms ticks)",
     columns: ["path", "bench", "upstream", ...meshServices, "services"],
-    rows: [["direct", ...direct], ["gateway", ...gateway], ["baseline", ...baseline], ["gateway − baseline", ...gateway.map((value, i) => signed(value - (baseline[i] ?? 0)))]],
+    rows: [
+      ["direct", ...direct],
+      ["gateway", ...gateway],
+      ["baseline", ...baseline],
+      ["gateway − baseline", ...gateway.map((value, i) => signed(value - (baseline[i] ?? 0)))],
+    ],
   };
   return [latencyTable, cpuTable];
 }

@@ -35,18 +35,20 @@ export interface GatewayOptions {
  * benchmark upstream and a workspace whose limits the benchmark cannot reach.
  */
 export async function startGateway(options: GatewayOptions): Promise<BenchGateway> {
-  const mesh = await startTestMesh(configYaml(options.upstreamURL), {
-    BENCH_UPSTREAM_KEY: options.upstreamKey,
-    REDIS_URL: await testRedisUrl(),
-    ...options.serviceEnv,
-  }, { root: options.root, built: options.built });
+  const mesh = await startTestMesh(
+    configYaml(options.upstreamURL),
+    {
+      BENCH_UPSTREAM_KEY: options.upstreamKey,
+      REDIS_URL: await testRedisUrl(),
+      ...options.serviceEnv,
+    },
+    { root: options.root, built: options.built },
+  );
   try {
     const admin = adminClient(mesh.adminURL, mesh.adminToken);
     const ws = await admin<{ id: string }>("POST", "/admin/workspaces", { name: "bench", plan: "enterprise", models: [benchModel] });
     const { key } = await admin<{ key: string }>("POST", `/admin/workspaces/${ws.id}/keys`, { name: "bench" });
-    const pids = Object.fromEntries(
-      Object.entries(mesh.mesh.processes).flatMap(([name, child]) => (child.pid === undefined ? [] : [[name, child.pid]])),
-    );
+    const pids = Object.fromEntries(Object.entries(mesh.mesh.processes).flatMap(([name, child]) => (child.pid === undefined ? [] : [[name, child.pid]])));
     return { baseURL: mesh.baseURL, key, pids, output: mesh.output, stop: () => mesh.stop() };
   } catch (err) {
     await mesh.stop();

@@ -86,7 +86,13 @@ export function portkeyComparison(options: { upstreamKey: string; cleanup: Clean
     name: portkeyScenarioName,
     async run(ctx) {
       ctx.progress(`${portkeyScenarioName}: starting ${portkeyPackage}`);
-      const start = startPortkey({ upstreamURL: ctx.upstream.url, upstreamKey: options.upstreamKey, version: options.version, env: options.env, progress: ctx.progress });
+      const start = startPortkey({
+        upstreamURL: ctx.upstream.url,
+        upstreamKey: options.upstreamKey,
+        version: options.version,
+        env: options.env,
+        progress: ctx.progress,
+      });
       options.cleanup.add("portkey", async () => {
         const started = await start.catch(() => undefined);
         const code = await started?.stop();

@@ -33,6 +33,11 @@ export async function measurePortkeyCapacity(
         ["gateway (capacity scenario)", gateway ?? "not run", "", "", "", ratio === null ? "n/a" : `${ratio.toFixed(2)}×`],
       ],
     },
-    data: { portkey: { rps: result.rps, p50: result.p50, p99: result.p99, capped: result.capped, failedAt: result.failedAt }, gatewayRps: gateway ?? null, gatewayOverPortkey: ratio, steps: result.steps as unknown as Json },
+    data: {
+      portkey: { rps: result.rps, p50: result.p50, p99: result.p99, capped: result.capped, failedAt: result.failedAt },
+      gatewayRps: gateway ?? null,
+      gatewayOverPortkey: ratio,
+      steps: result.steps as unknown as Json,
+    },
   };
 }

@@ -65,7 +65,12 @@ describe("the preload", () => {
 
 describe("startPortkey", () => {
   it("starts an installed version without npm, waits until it answers, and stops it with exit code 0", async () => {
-    const portkey = await startPortkey({ dir: fakeInstall("9.9.9", fakeServer), version: "9.9.9", upstreamURL: "http://127.0.0.1:4000/v1", upstreamKey: "sk-up" });
+    const portkey = await startPortkey({
+      dir: fakeInstall("9.9.9", fakeServer),
+      version: "9.9.9",
+      upstreamURL: "http://127.0.0.1:4000/v1",
+      upstreamKey: "sk-up",
+    });
     try {
       expect(portkey.baseURL).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/v1$/);
       expect(portkey.pid).not.toBe(process.pid);
@@ -80,6 +85,8 @@ describe("startPortkey", () => {
 
   it("fails with the process's output when it exits before answering", async () => {
     const dir = fakeInstall("9.9.9", `console.error("no such provider"); process.exit(4);`);
-    await expect(startPortkey({ dir, version: "9.9.9", upstreamURL: "http://127.0.0.1:4000/v1", upstreamKey: "k" })).rejects.toThrow(/exited before answering[\s\S]*no such provider/);
+    await expect(startPortkey({ dir, version: "9.9.9", upstreamURL: "http://127.0.0.1:4000/v1", upstreamKey: "k" })).rejects.toThrow(
+      /exited before answering[\s\S]*no such provider/,
+    );
   });
 });

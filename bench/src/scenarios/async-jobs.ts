@@ -116,7 +116,12 @@ export const asyncJobs: Scenario = {
             row("create, one at a time", creationAlone),
             row("create → completed, one at a time", e2e),
             row("the same call, direct", directSummary),
-            ["added by the job", formatMs(e2e.p50 - directSummary.p50, true), formatMs(e2e.p90 - directSummary.p90, true), formatMs(e2e.p99 - directSummary.p99, true)],
+            [
+              "added by the job",
+              formatMs(e2e.p50 - directSummary.p50, true),
+              formatMs(e2e.p90 - directSummary.p90, true),
+              formatMs(e2e.p99 - directSummary.p99, true),
+            ],
           ],
         },
       ];

@@ -118,7 +118,11 @@ function latencyTable(admit: LatencySummary, ping: LatencySummary): Table {
   return {
     title: `rate limiter: one admission (EVALSHA, both scopes) against a PING, ${CALLS} each, one at a time (ms)`,
     columns: ["call", "p50", "p90", "p99"],
-    rows: [row("admit", admit), row("ping", ping), ["admit − ping", formatMs(admit.p50 - ping.p50, true), formatMs(admit.p90 - ping.p90, true), formatMs(admit.p99 - ping.p99, true)]],
+    rows: [
+      row("admit", admit),
+      row("ping", ping),
+      ["admit − ping", formatMs(admit.p50 - ping.p50, true), formatMs(admit.p90 - ping.p90, true), formatMs(admit.p99 - ping.p99, true)],
+    ],
   };
 }
 

@@ -28,7 +28,12 @@ export const oneInFlight: Scenario = {
 
       ctx.progress(`one-in-flight: ${flags.requests} requests per path in blocks of ${flags.block}`);
       const answeredBefore = await ctx.upstream.answered();
-      const { histograms, halves: drift, cpu, durationMs } = await measureInterleaved(clients, chatPaths, { requests: flags.requests, block: flags.block, processes: ctx.processes });
+      const {
+        histograms,
+        halves: drift,
+        cpu,
+        durationMs,
+      } = await measureInterleaved(clients, chatPaths, { requests: flags.requests, block: flags.block, processes: ctx.processes });
       // Every gateway request must have reached the upstream: no error path, cache or shortcut.
       const reached = (await ctx.upstream.answered()) - answeredBefore;
       if (reached !== chatPaths.length * flags.requests) {

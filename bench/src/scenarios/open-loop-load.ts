@@ -158,7 +158,9 @@ function warnings({ rps, path, result: r }: Run): string[] {
   const out: string[] = [];
   if (r.errors > 0) out.push(`warning: ${path} at ${rps} rps: ${r.errors} errors, e.g. ${r.errorSamples[0] ?? "?"}`);
   if (r.lateSends > r.sent / 100) {
-    out.push(`warning: ${path} at ${rps} rps: ${r.lateSends} of ${r.sent} sends left over ${openLoopDefaults.lateAfterMs} ms late (the load generator fell behind; the wait is in the latency)`);
+    out.push(
+      `warning: ${path} at ${rps} rps: ${r.lateSends} of ${r.sent} sends left over ${openLoopDefaults.lateAfterMs} ms late (the load generator fell behind; the wait is in the latency)`,
+    );
   }
   return out;
 }

@@ -6,8 +6,14 @@ describe("afterAPause", () => {
   it("when a request is timed, then the pause comes first and only the request's own time is returned", async () => {
     const log: string[] = [];
     const inner: TimedClient = {
-      timed: async () => (log.push("request"), 1234),
-      once: async () => (log.push("once"), { status: 200, headers: {}, text: "ok" }),
+      timed: async () => {
+        log.push("request");
+        return 1234;
+      },
+      once: async () => {
+        log.push("once");
+        return { status: 200, headers: {}, text: "ok" };
+      },
       close: async () => void log.push("close"),
     };
     const client = afterAPause(inner, 50, async (ms) => void log.push(`pause ${ms}`));

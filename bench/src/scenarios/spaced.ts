@@ -45,7 +45,13 @@ export const spaced: Scenario = {
       const run = await measureInterleaved(paused, chatPaths, { requests: requestsPerPath, block: 1, processes: ctx.processes });
       const latency = byKey(chatPaths, (path) => roundedSummary(summarize(run.histograms[path])));
       const added = percentileDifference(latency.gateway, latency.direct);
-      const row = (path: ChatPath) => [path, formatMs(latency[path].p50), formatMs(latency[path].p90), formatMs(latency[path].p99), formatMs(latency[path].max)];
+      const row = (path: ChatPath) => [
+        path,
+        formatMs(latency[path].p50),
+        formatMs(latency[path].p90),
+        formatMs(latency[path].p99),
+        formatMs(latency[path].max),
+      ];
       return {
         name: "spaced",
         tables: [

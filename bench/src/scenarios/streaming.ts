@@ -2,7 +2,7 @@ import { benchModel } from "../gateway/start-gateway";
 import { createLatencyHistogram, encodeHistogram, percentileDifference, summarize, type Histogram, type LatencySummary } from "../histogram";
 import { interleaveBlocks } from "../interleave";
 import { formatMs, type Table } from "../report";
-import { createStreamClient, type StreamClient, type StreamTiming } from "../sse-timing";
+import { createStreamClient, type StreamTiming } from "../sse-timing";
 import { chatPaths, streamingChatTargets, type ChatPath } from "../targets";
 import { answerText, chatCompletionFrames, upstreamModelName } from "../upstream/payloads";
 import type { BenchContext, Json, Scenario, ScenarioResult } from "./scenario";
@@ -58,7 +58,9 @@ export const streaming: Scenario = {
       }
 
       ctx.progress(`streaming: ${requests} streams per path in blocks of ${block}`);
-      const histograms = byPath((): StreamHistograms => ({ firstEvent: createLatencyHistogram(), gap: createLatencyHistogram(), total: createLatencyHistogram(), bunched: 0 }));
+      const histograms = byPath(
+        (): StreamHistograms => ({ firstEvent: createLatencyHistogram(), gap: createLatencyHistogram(), total: createLatencyHistogram(), bunched: 0 }),
+      );
       const answeredBefore = await ctx.upstream.answered();
       const started = process.hrtime.bigint();
       for (const { path, count } of interleaveBlocks(chatPaths, requests, block)) {
@@ -94,7 +96,9 @@ export const streaming: Scenario = {
       const gapsPerPath = requests * (expectedEvents - 1);
       const notes = chatPaths.flatMap((path) =>
         bunched[path] > 0
-          ? [`${path}: ${bunched[path]} of ${gapsPerPath} events came less than ${formatMs(bunchedBelowMicros / 1000)} ms after the one before (${path === "direct" ? "a busy machine held them back" : "held back by a hop, or by a busy machine as on direct"})`]
+          ? [
+              `${path}: ${bunched[path]} of ${gapsPerPath} events came less than ${formatMs(bunchedBelowMicros / 1000)} ms after the one before (${path === "direct" ? "a busy machine held them back" : "held back by a hop, or by a busy machine as on direct"})`,
+            ]
           : [],
       );
       return {

@@ -23,7 +23,11 @@ interface Chunk {
 }
 
 /** The data of each event: the upstream frames data-only events, one per blank-line block. */
-const sseData = (text: string) => text.split("\n\n").filter(Boolean).map((e) => e.replace(/^data: /, ""));
+const sseData = (text: string) =>
+  text
+    .split("\n\n")
+    .filter(Boolean)
+    .map((e) => e.replace(/^data: /, ""));
 
 const chat = (base: string, body: object, auth = `Bearer ${key}`) =>
   fetch(`${base}/chat/completions`, { method: "POST", headers: { authorization: auth, "content-type": "application/json" }, body: JSON.stringify(body) });

@@ -43,7 +43,9 @@ export async function startFixedUpstream(options: FixedUpstreamOptions): Promise
   const framesWithoutUsage = chatCompletionFrames(pieces, false);
   const frameInterval = options.frameIntervalMs ?? 0;
   const sseHeaders = { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache" };
-  const unauthorized = Buffer.from(JSON.stringify({ error: { message: "Incorrect API key provided.", type: "invalid_request_error", param: null, code: "invalid_api_key" } }));
+  const unauthorized = Buffer.from(
+    JSON.stringify({ error: { message: "Incorrect API key provided.", type: "invalid_request_error", param: null, code: "invalid_api_key" } }),
+  );
   const notFound = Buffer.from(JSON.stringify({ error: { message: "Not found", type: "invalid_request_error", param: null, code: null } }));
   let answered = 0;
 

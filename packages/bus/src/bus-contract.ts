@@ -72,9 +72,7 @@ export function runBusContract(name: string, makeBus: MakeBus): void {
     it("when a caller sets the signature header, then publish and enqueue refuse it, as on both buses", async () => {
       const bus = await newBus();
       await expect(bus.publish("identity.changed", identity, { "Gw-Signature": "x" })).rejects.toThrow(BusUsageError);
-      await expect(bus.enqueue("jobs.work.tools", jobWork("h"), { msgId: "h", headers: { "gw-signature": "x" } })).rejects.toThrow(
-        BusUsageError,
-      );
+      await expect(bus.enqueue("jobs.work.tools", jobWork("h"), { msgId: "h", headers: { "gw-signature": "x" } })).rejects.toThrow(BusUsageError);
     });
 
     it("when a subscriber unsubscribes, then it receives no further broadcasts", async () => {
@@ -171,15 +169,11 @@ export function runBusContract(name: string, makeBus: MakeBus): void {
       const bus = await newBus();
       const attempts: number[] = [];
       const done: string[] = [];
-      await bus.consume(
-        "jobs.work.inference",
-        { durable: "inference", maxDeliver: 3, retryDelayMs: 100, ackWaitMs: 60_000 },
-        async (job, meta) => {
-          if (job.job_id !== "job_poison") return void done.push(job.job_id);
-          attempts.push(meta.deliveryCount);
-          throw new Error("always");
-        },
-      );
+      await bus.consume("jobs.work.inference", { durable: "inference", maxDeliver: 3, retryDelayMs: 100, ackWaitMs: 60_000 }, async (job, meta) => {
+        if (job.job_id !== "job_poison") return void done.push(job.job_id);
+        attempts.push(meta.deliveryCount);
+        throw new Error("always");
+      });
       await bus.enqueue("jobs.work.inference", jobWork("poison"), { msgId: "poison" });
       await waitFor(() => logger.has("error", "giving up"), "the give-up log");
       await sleep(1_500); // fifteen retry delays: a fourth delivery would have come
@@ -230,7 +224,10 @@ export function runBusContract(name: string, makeBus: MakeBus): void {
 
     it("when two consumers share a durable, then each message is handled once and both do work", async () => {
       const bus = await newBus();
-      const handledBy = new Map<string, string[]>([["a", []], ["b", []]]);
+      const handledBy = new Map<string, string[]>([
+        ["a", []],
+        ["b", []],
+      ]);
       const count = (who: string) => handledBy.get(who)?.length ?? 0;
       const handler = (me: string, other: string) => async (job: JobWork) => {
         handledBy.get(me)?.push(job.job_id);
@@ -252,9 +249,7 @@ export function runBusContract(name: string, makeBus: MakeBus): void {
     it("when a second durable consumes the same work subject, then consume rejects", async () => {
       const bus = await newBus();
       await bus.consume("jobs.events", { durable: "jobs" }, async () => undefined);
-      await expect(bus.consume("jobs.events", { durable: "other" }, async () => undefined)).rejects.toThrow(
-        BusUsageError,
-      );
+      await expect(bus.consume("jobs.events", { durable: "other" }, async () => undefined)).rejects.toThrow(BusUsageError);
     });
 
     it("when a consumer is stopped, then new work waits for the next consumer of the durable", async () => {
@@ -298,7 +293,9 @@ export function runBusContract(name: string, makeBus: MakeBus): void {
       await bus.enqueue("jobs.work.tools", jobWork("held"), { msgId: "held" });
       await waitFor(() => started, "the handler to start");
       let closed = false;
-      const closing = bus.close().then(() => void (closed = true));
+      const closing = bus.close().then(() => {
+        closed = true;
+      });
       await sleep(300);
       expect(closed).toBe(false);
       release.resolve();

@@ -32,11 +32,7 @@ export function createRecordingLogger(): RecordingLogger {
  * Polls until the condition holds. The shared test machine is slow and busy, so the timeout is
  * generous and only bounds a failing test; a passing test returns as soon as the condition holds.
  */
-export async function waitFor(
-  condition: () => boolean | Promise<boolean>,
-  description: string,
-  timeoutMs = 30_000,
-): Promise<void> {
+export async function waitFor(condition: () => boolean | Promise<boolean>, description: string, timeoutMs = 30_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     if (await condition()) return;

@@ -10,7 +10,9 @@ describe("in-process bus", () => {
   it("when a broadcast is published, then handlers run after the publisher's call returns", async () => {
     const bus = createInProcessBus({ logger: createRecordingLogger() });
     let called = false;
-    bus.subscribe("identity.changed", () => void (called = true));
+    bus.subscribe("identity.changed", () => {
+      called = true;
+    });
     const publishing = bus.publish("identity.changed", { kind: "workspace", id: "ws_1", at: 1 });
     expect(called).toBe(false);
     await publishing;
@@ -62,9 +64,7 @@ describe("in-process bus", () => {
   it("when consume options are invalid, then consume rejects before taking work", async () => {
     const bus = createInProcessBus({ logger: createRecordingLogger() });
     await expect(bus.consume("jobs.events", { durable: "has.dot" }, async () => undefined)).rejects.toThrow(/durable/);
-    await expect(bus.consume("jobs.events", { durable: "ok", concurrency: 0 }, async () => undefined)).rejects.toThrow(
-      /concurrency/,
-    );
+    await expect(bus.consume("jobs.events", { durable: "ok", concurrency: 0 }, async () => undefined)).rejects.toThrow(/concurrency/);
     await bus.close();
   });
 });

@@ -12,15 +12,7 @@ import {
   assertPayloadSize,
 } from "./messages";
 import type { ResolvedConsumeOptions } from "./messages";
-import type {
-  BroadcastHandler,
-  Bus,
-  BusLogger,
-  ConsumeOptions,
-  Consumer,
-  MessageMeta,
-  WorkHandler,
-} from "./types";
+import type { BroadcastHandler, Bus, BusLogger, ConsumeOptions, Consumer, MessageMeta, WorkHandler } from "./types";
 
 export interface InProcessBusOptions {
   logger: BusLogger;
@@ -237,19 +229,13 @@ export function createInProcessBus(options: InProcessBusOptions): Bus {
       schedulePump(q);
     },
 
-    async consume<S extends WorkSubject>(
-      subject: S,
-      consumeOpts: ConsumeOptions,
-      handler: WorkHandler<S>,
-    ): Promise<Consumer> {
+    async consume<S extends WorkSubject>(subject: S, consumeOpts: ConsumeOptions, handler: WorkHandler<S>): Promise<Consumer> {
       assertOpen();
       assertWorkSubject(subject);
       const opts = resolveConsumeOptions(consumeOpts);
       const q = queueFor(subject);
       if (q.durable !== null && q.durable !== opts.durable) {
-        throw new BusUsageError(
-          `work subject "${subject}" is already consumed by durable "${q.durable}"; a work subject has one durable`,
-        );
+        throw new BusUsageError(`work subject "${subject}" is already consumed by durable "${q.durable}"; a work subject has one durable`);
       }
       q.durable = opts.durable;
       q.opts = opts; // the latest consume call wins, as a NATS consumer update does

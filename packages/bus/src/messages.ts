@@ -1,11 +1,6 @@
 import { z } from "zod";
 import { broadcastSubjects, workSubjects } from "@gw/contracts";
-import type {
-  BroadcastMessage,
-  BroadcastSubject,
-  WorkMessage,
-  WorkSubject,
-} from "@gw/contracts";
+import type { BroadcastMessage, BroadcastSubject, WorkMessage, WorkSubject } from "@gw/contracts";
 import { SIGNATURE_HEADER } from "./nats-signing";
 import type { ConsumeOptions } from "./types";
 
@@ -78,10 +73,7 @@ export function assertWorkSubject(subject: string): asserts subject is WorkSubje
   if (!isWorkSubject(subject)) throw new BusUsageError(`unknown work subject "${subject}"`);
 }
 
-export function parseBroadcast<S extends BroadcastSubject>(
-  subject: S,
-  value: unknown,
-): BroadcastMessage<S> {
+export function parseBroadcast<S extends BroadcastSubject>(subject: S, value: unknown): BroadcastMessage<S> {
   assertBroadcastSubject(subject);
   // The indexed schema is a union over all subjects; the lookup guarantees it is S's schema.
   return parseWith(broadcastSubjects[subject], subject, value) as BroadcastMessage<S>;

@@ -84,7 +84,9 @@ describe("readNatsCredentials", () => {
     const s = seed();
     const flipped = `${s.slice(0, -1)}${s.endsWith("A") ? "B" : "A"}`;
     expect(() => readNatsCredentials(file("flipped", flipped))).toThrow(/NATS_CREDS/);
-    const noSeed = createNatsOperator().userCreds("x").replace(/SU[A-Z2-7]{56}/, "SUBROKEN");
+    const noSeed = createNatsOperator()
+      .userCreds("x")
+      .replace(/SU[A-Z2-7]{56}/, "SUBROKEN");
     expect(() => readNatsCredentials(file("broken.creds", noSeed))).toThrow(/NATS_CREDS: .*not a valid NATS \.creds file/);
   });
 });
@@ -105,9 +107,7 @@ describe("message signatures", () => {
     const otherId = signed("gw.limits.settle", "limits.settle:j1");
     otherId.set("Nats-Msg-Id", "limits.settle:j2");
     expect(signer.verify("gw.limits.settle", otherId, payload)).toBe("bad signature");
-    expect(signer.verify("gw.limits.settle", signed("gw.limits.settle", "limits.settle:j1"), new TextEncoder().encode('{"a":2}'))).toBe(
-      "bad signature",
-    );
+    expect(signer.verify("gw.limits.settle", signed("gw.limits.settle", "limits.settle:j1"), new TextEncoder().encode('{"a":2}'))).toBe("bad signature");
     expect(signer.verify("gw.limits.settle", headers(), payload)).toBe("unsigned");
     expect(signer.verify("gw.limits.settle", undefined, payload)).toBe("unsigned");
   });

@@ -91,7 +91,10 @@ export type NatsAuthOptions = Pick<ConnectionOptions, "servers" | "user" | "pass
 export function natsAuthOptions(url: string, credentials?: NatsCredentials): NatsAuthOptions {
   const servers: string[] = [];
   let found: { user?: string; pass?: string; token?: string } | undefined;
-  for (const raw of url.split(",").map((s) => s.trim()).filter(Boolean)) {
+  for (const raw of url
+    .split(",")
+    .map((s) => s.trim())
+    .filter(Boolean)) {
     const at = raw.lastIndexOf("@");
     if (at === -1) {
       servers.push(raw);
@@ -101,10 +104,7 @@ export function natsAuthOptions(url: string, credentials?: NatsCredentials): Nat
     const userinfo = raw.slice(scheme.length, at);
     servers.push(`${scheme}${raw.slice(at + 1)}`);
     const colon = userinfo.indexOf(":");
-    const auth =
-      colon === -1
-        ? { token: decode(userinfo) }
-        : { user: decode(userinfo.slice(0, colon)), pass: decode(userinfo.slice(colon + 1)) };
+    const auth = colon === -1 ? { token: decode(userinfo) } : { user: decode(userinfo.slice(0, colon)), pass: decode(userinfo.slice(colon + 1)) };
     if (found && JSON.stringify(found) !== JSON.stringify(auth)) {
       throw new Error("NATS_URL: the servers listed carry different credentials; give them once");
     }
@@ -124,4 +124,3 @@ function decode(part: string): string {
     throw new Error("NATS_URL: the user, password or token is not valid percent-encoding");
   }
 }
-

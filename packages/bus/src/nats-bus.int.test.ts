@@ -38,9 +38,7 @@ afterAll(async () => {
   await nc.close();
 });
 
-runBusContract("nats bus", async ({ logger }) =>
-  createNatsBus({ url, secret, namespace: newNamespace(), logger, name: "bus-int-test" }),
-);
+runBusContract("nats bus", async ({ logger }) => createNatsBus({ url, secret, namespace: newNamespace(), logger, name: "bus-int-test" }));
 
 describe("nats bus", { timeout: 90_000 }, () => {
   let admin: NatsConnection;
@@ -69,7 +67,9 @@ describe("nats bus", { timeout: 90_000 }, () => {
     expect(si.config.storage).toBe(StorageType.File);
     expect(si.config.duplicate_window).toBe(nanos(60 * 60 * 1000));
     expect([...si.config.subjects].sort()).toEqual(
-      Object.keys(workSubjects).sort().map((s) => natsSubjectOf(namespace, s)),
+      Object.keys(workSubjects)
+        .sort()
+        .map((s) => natsSubjectOf(namespace, s)),
     );
     const ci = await jsm.consumers.info(stream, consumerNameOf("tools", "jobs.work.tools"));
     expect(ci.config).toMatchObject({
@@ -96,7 +96,10 @@ describe("nats bus", { timeout: 90_000 }, () => {
     const js = admin.jetstream();
     // Signed as the bus would, so they get past the signature check to the schema check.
     const subject = natsSubjectOf(namespace, "jobs.work.tools");
-    for (const [msgID, payload] of [["bad-1", encodeJson({ job_id: "not-a-job" })], ["bad-2", new TextEncoder().encode("{not json")]] as const) {
+    for (const [msgID, payload] of [
+      ["bad-1", encodeJson({ job_id: "not-a-job" })],
+      ["bad-2", new TextEncoder().encode("{not json")],
+    ] as const) {
       await js.publish(subject, payload, { msgID, headers: toNatsHeaders({}, signer.sign(subject, msgID, payload)) });
     }
     const got: string[] = [];

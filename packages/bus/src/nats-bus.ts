@@ -18,15 +18,7 @@ import { natsAuthOptions } from "./nats-auth";
 import type { NatsCredentials } from "./nats-auth";
 import { startPullLoop } from "./nats-consumer";
 import { createMessageSigner } from "./nats-signing";
-import {
-  assertNamespace,
-  consumerNameOf,
-  ensureConsumer,
-  ensureStream,
-  fromNatsHeaders,
-  natsSubjectOf,
-  toNatsHeaders,
-} from "./nats-setup";
+import { assertNamespace, consumerNameOf, ensureConsumer, ensureStream, fromNatsHeaders, natsSubjectOf, toNatsHeaders } from "./nats-setup";
 import type { BroadcastHandler, Bus, BusLogger, ConsumeOptions, Consumer, MessageMeta, WorkHandler } from "./types";
 
 export interface NatsBusOptions {
@@ -249,10 +241,7 @@ function inboxPrefixOf(name: string | undefined): string {
 function connectError(err: unknown): unknown {
   const code = err instanceof NatsError ? err.code : undefined;
   if (code === ErrorCode.AuthorizationViolation || code === ErrorCode.AuthenticationExpired || code === ErrorCode.AuthenticationTimeout) {
-    return new Error(
-      `NATS refused the connection (${code}): check the user and password or token in NATS_URL, or the file NATS_CREDS names`,
-      { cause: err },
-    );
+    return new Error(`NATS refused the connection (${code}): check the user and password or token in NATS_URL, or the file NATS_CREDS names`, { cause: err });
   }
   if (code === ErrorCode.BadCreds) return new Error("NATS_CREDS: the credentials file could not be used", { cause: err });
   return err;

@@ -30,11 +30,7 @@ export interface PullLoopDeps {
  * slots. Messages therefore never wait in a client buffer with their ack timer running, and a
  * second replica on the same durable gets whatever this one has no room for.
  */
-export function startPullLoop<S extends WorkSubject>(
-  deps: PullLoopDeps,
-  opts: ResolvedConsumeOptions,
-  handler: WorkHandler<S>,
-): Consumer {
+export function startPullLoop<S extends WorkSubject>(deps: PullLoopDeps, opts: ResolvedConsumeOptions, handler: WorkHandler<S>): Consumer {
   const { js, logger, stream, consumerName, subject } = deps;
   const log = { subject, durable: opts.durable, consumer: consumerName };
   const inFlight = new Set<Promise<void>>();

@@ -1,13 +1,4 @@
-import {
-  AckPolicy,
-  DeliverPolicy,
-  DiscardPolicy,
-  NatsError,
-  RetentionPolicy,
-  StorageType,
-  headers as createHeaders,
-  nanos,
-} from "nats";
+import { AckPolicy, DeliverPolicy, DiscardPolicy, NatsError, RetentionPolicy, StorageType, headers as createHeaders, nanos } from "nats";
 import type { JetStreamManager, MsgHdrs, StreamConfig } from "nats";
 import { workSubjects } from "@gw/contracts";
 import { BusUsageError } from "./messages";
@@ -62,14 +53,11 @@ export function isMissingResource(err: unknown): boolean {
  * subject, which is how the mesh uses it (one worker kind per job subject, replicas share it).
  * Messages enqueued before any consumer exists wait for it (an interest stream would drop them).
  */
-export async function ensureStream(
-  jsm: JetStreamManager,
-  namespace: string,
-  replicas: number,
-  logger: BusLogger,
-): Promise<string> {
+export async function ensureStream(jsm: JetStreamManager, namespace: string, replicas: number, logger: BusLogger): Promise<string> {
   const name = streamNameOf(namespace);
-  const subjects = Object.keys(workSubjects).map((s) => natsSubjectOf(namespace, s)).sort();
+  const subjects = Object.keys(workSubjects)
+    .map((s) => natsSubjectOf(namespace, s))
+    .sort();
   const desired: Partial<StreamConfig> & { name: string } = {
     name,
     subjects,

@@ -1,9 +1,4 @@
-import type {
-  BroadcastMessage,
-  BroadcastSubject,
-  WorkMessage,
-  WorkSubject,
-} from "@gw/contracts";
+import type { BroadcastMessage, BroadcastSubject, WorkMessage, WorkSubject } from "@gw/contracts";
 
 /**
  * The smallest logger the bus needs. pino's `Logger` satisfies it; the bus takes it as an option
@@ -53,15 +48,9 @@ export interface Consumer {
   stop(): Promise<void>;
 }
 
-export type BroadcastHandler<S extends BroadcastSubject> = (
-  message: BroadcastMessage<S>,
-  meta: MessageMeta,
-) => void | Promise<void>;
+export type BroadcastHandler<S extends BroadcastSubject> = (message: BroadcastMessage<S>, meta: MessageMeta) => void | Promise<void>;
 
-export type WorkHandler<S extends WorkSubject> = (
-  message: WorkMessage<S>,
-  meta: MessageMeta,
-) => Promise<void>;
+export type WorkHandler<S extends WorkSubject> = (message: WorkMessage<S>, meta: MessageMeta) => Promise<void>;
 
 export interface Bus {
   /**
@@ -76,30 +65,18 @@ export interface Bus {
    */
   readonly durable: boolean;
   /** Core broadcast: nothing is kept, every current subscriber gets the message. */
-  publish<S extends BroadcastSubject>(
-    subject: S,
-    message: BroadcastMessage<S>,
-    headers?: Record<string, string>,
-  ): Promise<void>;
+  publish<S extends BroadcastSubject>(subject: S, message: BroadcastMessage<S>, headers?: Record<string, string>): Promise<void>;
   /** Returns the unsubscribe function. */
   subscribe<S extends BroadcastSubject>(subject: S, handler: BroadcastHandler<S>): () => void;
   /** Durable, at-least-once work, deduplicated by `msgId`. */
-  enqueue<S extends WorkSubject>(
-    subject: S,
-    message: WorkMessage<S>,
-    opts: EnqueueOptions,
-  ): Promise<void>;
+  enqueue<S extends WorkSubject>(subject: S, message: WorkMessage<S>, opts: EnqueueOptions): Promise<void>;
   /**
    * The message is acked when the handler resolves and delivered again after `retryDelayMs` when it
    * throws; a message that fails its schema is terminated and logged, never retried.
    * One durable per work subject (the NATS stream is a work queue): a second durable name on the
    * same subject is rejected.
    */
-  consume<S extends WorkSubject>(
-    subject: S,
-    opts: ConsumeOptions,
-    handler: WorkHandler<S>,
-  ): Promise<Consumer>;
+  consume<S extends WorkSubject>(subject: S, opts: ConsumeOptions, handler: WorkHandler<S>): Promise<Consumer>;
   /** For /readyz: true when the bus can carry work right now. */
   ping(): Promise<boolean>;
   /** Stops consumers (waiting for running handlers), drains, closes. Safe to call twice. */

@@ -58,9 +58,11 @@ describe("the CLI's admin token", () => {
 
   it("when GATEWAY_ADMIN_TOKEN is set, then it is used and the file is not read", async () => {
     sent.length = 0;
-    expect(resolveAdminToken({ GATEWAY_ADMIN_TOKEN: "from-env", GATEWAY_DATA_DIR: "/nonexistent" }, () => {
-      throw new Error("must not read");
-    })).toEqual({ token: "from-env", from: "env" });
+    expect(
+      resolveAdminToken({ GATEWAY_ADMIN_TOKEN: "from-env", GATEWAY_DATA_DIR: "/nonexistent" }, () => {
+        throw new Error("must not read");
+      }),
+    ).toEqual({ token: "from-env", from: "env" });
     const { code, err } = await cli({ GATEWAY_ADMIN_TOKEN: "operator-token", GATEWAY_DATA_DIR: dataDirWithToken(accepted) });
     expect(code).toBe(1);
     expect(sent).toEqual(["Bearer operator-token"]);

@@ -5,10 +5,7 @@ import { fileURLToPath } from "node:url";
 /** The file `pnpm start` and `pnpm start:mesh` keep a generated admin token in (services/embedded/src/secret-file.ts). */
 export const adminTokenFileName = "admin-token";
 
-export type AdminTokenSource =
-  | { token: string; from: "env" }
-  | { token: string; from: "file"; path: string }
-  | { token: undefined; problem: string };
+export type AdminTokenSource = { token: string; from: "env" } | { token: string; from: "file"; path: string } | { token: undefined; problem: string };
 
 /**
  * The admin token: GATEWAY_ADMIN_TOKEN when set, as before; otherwise the one a gateway generated

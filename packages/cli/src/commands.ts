@@ -44,7 +44,7 @@ const options = {
 } as const;
 
 export function parseCommand(argv: string[]): { call: AdminCall; json: boolean } {
-  let parsed;
+  let parsed: ReturnType<typeof parseArgs<{ args: string[]; options: typeof options; allowPositionals: true; strict: true }>>;
   try {
     parsed = parseArgs({ args: argv, options, allowPositionals: true, strict: true });
   } catch (err) {
@@ -58,7 +58,13 @@ export function parseCommand(argv: string[]): { call: AdminCall; json: boolean }
     if (!target) throw new UsageError(`${noun} ${verb} needs a ${what}`);
     return encodeURIComponent(target);
   };
-  const list = (v: string | undefined) => (v === undefined ? undefined : v.split(",").map((s) => s.trim()).filter(Boolean));
+  const list = (v: string | undefined) =>
+    v === undefined
+      ? undefined
+      : v
+          .split(",")
+          .map((s) => s.trim())
+          .filter(Boolean);
   const int = (flag: string, v: string | undefined) => {
     if (v === undefined) return undefined;
     if (!/^\d+$/.test(v)) throw new UsageError(`--${flag} must be a whole number`);

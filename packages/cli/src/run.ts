@@ -13,7 +13,7 @@ export interface CliIo {
 
 /** Runs one CLI command against the admin API; returns the process exit code. */
 export async function runCli(argv: string[], io: CliIo): Promise<number> {
-  let command;
+  let command: ReturnType<typeof parseCommand>;
   try {
     command = parseCommand(argv);
   } catch (err) {

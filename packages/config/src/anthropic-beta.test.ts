@@ -35,7 +35,8 @@ function loadError(providers: string): ConfigError {
 
 describe("loadGatewayConfig: anthropic_beta", () => {
   it("when an anthropic provider lists betas, then they are kept; without the key, none are allowed", () => {
-    const config = load(`  ant:  { kind: anthropic, base_url: https://api.anthropic.com, anthropic_beta: [context-1m-2025-08-07, token-efficient-tools-2025-02-19] }
+    const config =
+      load(`  ant:  { kind: anthropic, base_url: https://api.anthropic.com, anthropic_beta: [context-1m-2025-08-07, token-efficient-tools-2025-02-19] }
   ant2: { kind: anthropic, base_url: https://api.anthropic.com }`);
     expect(config.providers.ant?.anthropic_beta).toEqual(["context-1m-2025-08-07", "token-efficient-tools-2025-02-19"]);
     expect(config.providers.ant2?.anthropic_beta ?? []).toEqual([]);

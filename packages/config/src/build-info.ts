@@ -20,9 +20,12 @@ let known: BuildInfo | undefined;
  */
 export function buildInfo(): BuildInfo {
   if (known) return known;
-  if (typeof __GW_BUILD__ !== "undefined" && __GW_BUILD__) return (known = __GW_BUILD__);
-  const root = repoRoot();
-  known = { version: packageVersion(root), commit: gitCommit(root) };
+  if (typeof __GW_BUILD__ !== "undefined" && __GW_BUILD__) {
+    known = __GW_BUILD__;
+  } else {
+    const root = repoRoot();
+    known = { version: packageVersion(root), commit: gitCommit(root) };
+  }
   return known;
 }
 
@@ -37,7 +40,11 @@ function packageVersion(root: string): string {
 
 function gitCommit(root: string): string {
   try {
-    return execFileSync("git", ["rev-parse", "--short=12", "HEAD"], { cwd: root, stdio: ["ignore", "pipe", "ignore"], timeout: 2_000 }).toString().trim() || "unknown";
+    return (
+      execFileSync("git", ["rev-parse", "--short=12", "HEAD"], { cwd: root, stdio: ["ignore", "pipe", "ignore"], timeout: 2_000 })
+        .toString()
+        .trim() || "unknown"
+    );
   } catch {
     return "unknown";
   }

@@ -8,8 +8,7 @@ import { parseWith } from "./load";
 export const port = (fallback: number) => z.coerce.number().int().min(0).max(65535).default(fallback);
 export const logLevel = z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info");
 export const secret = z.string().min(16, "must be at least 16 characters");
-export const optionalUrl = (protocols: RegExp) =>
-  z.preprocess((v) => (v === "" ? undefined : v), z.url({ protocol: protocols }).optional());
+export const optionalUrl = (protocols: RegExp) => z.preprocess((v) => (v === "" ? undefined : v), z.url({ protocol: protocols }).optional());
 
 export function parseEnv<S extends z.ZodType>(schema: S, env: Record<string, string | undefined>): z.infer<S> {
   return parseWith(schema, env, "environment");

@@ -13,9 +13,7 @@ export function describeIssues(issues: readonly z.core.$ZodIssue[], root = ""): 
   const at = (path: readonly PropertyKey[]) => [root, ...path.map(String)].filter(Boolean).join(".") || "(root)";
   return issues
     .flatMap((issue) =>
-      issue.code === "unrecognized_keys"
-        ? issue.keys.map((key) => `${at([...issue.path, key])}: unknown key`)
-        : [`${at(issue.path)}: ${issue.message}`],
+      issue.code === "unrecognized_keys" ? issue.keys.map((key) => `${at([...issue.path, key])}: unknown key`) : [`${at(issue.path)}: ${issue.message}`],
     )
     .join("; ");
 }
@@ -43,10 +41,7 @@ export function loadGatewayConfig(path: string): GatewayConfig {
 }
 
 /** Resolves each provider's credential from the environment variable it names. */
-export function resolveProviderSecrets(
-  config: GatewayConfig,
-  env: Record<string, string | undefined>,
-): Record<string, string | undefined> {
+export function resolveProviderSecrets(config: GatewayConfig, env: Record<string, string | undefined>): Record<string, string | undefined> {
   const secrets: Record<string, string | undefined> = {};
   for (const [name, provider] of Object.entries(config.providers)) {
     secrets[name] = provider.api_key_env ? env[provider.api_key_env] || undefined : undefined;

@@ -2,7 +2,15 @@ import { z } from "zod";
 import { Limits, PlanName } from "./identity";
 
 /** Model allow-list entries: "*" or names with "*" globs. */
-const ModelPatterns = z.array(z.string().min(1).max(200).regex(/^[A-Za-z0-9._:/*@-]+$/, "model names and globs only")).max(500);
+const ModelPatterns = z
+  .array(
+    z
+      .string()
+      .min(1)
+      .max(200)
+      .regex(/^[A-Za-z0-9._:/*@-]+$/, "model names and globs only"),
+  )
+  .max(500);
 export const toolNames = ["webtool", "serptool"] as const;
 const ToolList = z.array(z.enum(toolNames)).max(toolNames.length);
 

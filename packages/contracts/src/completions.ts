@@ -7,12 +7,7 @@ import { Usage } from "./chat";
  * are checked and everything else passes through to the upstream unchanged.
  */
 
-export const CompletionPrompt = z.union([
-  z.string(),
-  z.array(z.string()),
-  z.array(z.number().int()),
-  z.array(z.array(z.number().int())),
-]);
+export const CompletionPrompt = z.union([z.string(), z.array(z.string()), z.array(z.number().int()), z.array(z.array(z.number().int()))]);
 export type CompletionPrompt = z.infer<typeof CompletionPrompt>;
 
 const penalty = z.number().min(-2).max(2).nullish();

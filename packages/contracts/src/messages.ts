@@ -54,15 +54,7 @@ export const MessagesUsage = z.looseObject({
 });
 export type MessagesUsage = z.infer<typeof MessagesUsage>;
 
-export const MessagesStopReason = z.enum([
-  "end_turn",
-  "max_tokens",
-  "stop_sequence",
-  "tool_use",
-  "pause_turn",
-  "refusal",
-  "model_context_window_exceeded",
-]);
+export const MessagesStopReason = z.enum(["end_turn", "max_tokens", "stop_sequence", "tool_use", "pause_turn", "refusal", "model_context_window_exceeded"]);
 
 export const MessagesResponse = z.looseObject({
   id: z.string(),

@@ -26,8 +26,7 @@ export const OcrImageUrl = z.looseObject({
 export const OcrDocument = z.discriminatedUnion("type", [OcrDocumentUrl, OcrImageUrl], {
   // Mistral's third kind, `{type:"file", file_id}`, names a file uploaded to Mistral's own Files API,
   // which the gateway does not offer: say why rather than "invalid discriminator".
-  error: (issue) =>
-    issue.code === "invalid_union" && isRecord(issue.input) && issue.input.type === "file" ? FILE_DOCUMENTS_UNSUPPORTED : undefined,
+  error: (issue) => (issue.code === "invalid_union" && isRecord(issue.input) && issue.input.type === "file" ? FILE_DOCUMENTS_UNSUPPORTED : undefined),
 });
 export type OcrDocument = z.infer<typeof OcrDocument>;
 

@@ -78,7 +78,6 @@ export const ResponsesTool = z.looseObject({ type: z.string().min(1) }).superRef
 });
 export type ResponsesTool = z.infer<typeof ResponsesTool>;
 
-
 /** `ToolChoiceParam`: the options, a named function, `allowed_tools`, or a hosted tool (refused later). */
 export const ResponsesToolChoice = z.union([z.enum(["none", "auto", "required"]), z.looseObject({ type: z.string().min(1) })]);
 export type ResponsesToolChoice = z.infer<typeof ResponsesToolChoice>;

@@ -66,12 +66,18 @@ export function findCredentialField(fields: object | null | undefined): string |
 const opt = <T extends z.ZodType>(schema: T) => schema.nullish();
 const flag = opt(z.boolean());
 const int = (field: string, min: number, max?: number) => {
-  let schema = z.number({ message: `${field} must be a number` }).int(`${field} must be a whole number`).min(min, `${field} must be at least ${min}`);
+  let schema = z
+    .number({ message: `${field} must be a number` })
+    .int(`${field} must be a whole number`)
+    .min(min, `${field} must be at least ${min}`);
   if (max !== undefined) schema = schema.max(max, `${field} must be at most ${max}`);
   return schema;
 };
 const seconds = (field: string, min: number, max: number) =>
-  z.number({ message: `${field} must be a number of seconds` }).min(min, `${field} must be at least ${min}`).max(max, `${field} must be at most ${max}`);
+  z
+    .number({ message: `${field} must be a number of seconds` })
+    .min(min, `${field} must be at least ${min}`)
+    .max(max, `${field} must be at most ${max}`);
 const strings = (field: string, max?: number) => {
   const list = z.array(z.string(), { message: `${field} must be a list of strings` });
   return max === undefined ? list : list.max(max, `${field} takes at most ${max} entries`);
@@ -286,7 +292,10 @@ const numberParam = (field: string, min: number, max?: number) =>
 export const SerptoolSearchQuery = z
   .object({
     q: z.string().trim().min(1, "q cannot be empty").optional(),
-    engine: z.string().regex(/^[a-z0-9_]{1,64}$/, "engine must be a SerpAPI engine name such as google").optional(),
+    engine: z
+      .string()
+      .regex(/^[a-z0-9_]{1,64}$/, "engine must be a SerpAPI engine name such as google")
+      .optional(),
     num: numberParam("num", 1, serptoolBounds.maxNum).optional(),
     start: numberParam("start", 0).optional(),
     output: z.literal("json", { message: "output must be json (the only format the gateway returns)" }).optional(),

@@ -166,17 +166,21 @@ export function describeDbContract(label: string, open: OpenDb): void {
     });
 
     describe("ping and close", () => {
-      it("when the database answers, then ping is true; after close it is false and close can be repeated", async () => {
-        const other = await open();
-        try {
-          expect(await other.db.ping()).toBe(true);
-          await other.db.close();
-          await other.db.close();
-          expect(await other.db.ping()).toBe(false);
-        } finally {
-          await other.dispose();
-        }
-      }, SLOW);
+      it(
+        "when the database answers, then ping is true; after close it is false and close can be repeated",
+        async () => {
+          const other = await open();
+          try {
+            expect(await other.db.ping()).toBe(true);
+            await other.db.close();
+            await other.db.close();
+            expect(await other.db.ping()).toBe(false);
+          } finally {
+            await other.dispose();
+          }
+        },
+        SLOW,
+      );
     });
 
     describe("runMigrations", () => {

@@ -23,9 +23,7 @@ export function createTransactionGuard(): TransactionGuard {
   return {
     assertOutside(method) {
       if (storage.getStore()?.open) {
-        throw new Error(
-          `db.${method}() called inside db.transaction(); use the transaction handle passed to the callback`,
-        );
+        throw new Error(`db.${method}() called inside db.transaction(); use the transaction handle passed to the callback`);
       }
     },
     async run(fn) {

@@ -70,9 +70,7 @@ function anthropicTypeFor(status: number, fallback: string): string {
 export function fromZodError(error: z.ZodError, where = "body"): GatewayError {
   const issue = error.issues[0];
   const param = issue && issue.path.length > 0 ? formatPath(issue.path) : null;
-  const message = issue
-    ? `Invalid ${where}: ${param ? `${param}: ` : ""}${issue.message}`
-    : `Invalid ${where}`;
+  const message = issue ? `Invalid ${where}: ${param ? `${param}: ` : ""}${issue.message}` : `Invalid ${where}`;
   return new GatewayError("invalid_request", message, { param });
 }
 

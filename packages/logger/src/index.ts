@@ -39,7 +39,9 @@ export function createLogger(config: LoggerConfig): Logger {
   // the hook runs before any stream.
   if (config.pretty ?? (config.destination === undefined && process.stdout.isTTY === true)) {
     const destination = config.destination ?? 1;
-    return withRedactor(pino(options, pretty({ colorize: config.destination === undefined, sync: true, destination, translateTime: "SYS:HH:MM:ss.l", ignore: "pid,hostname" })));
+    return withRedactor(
+      pino(options, pretty({ colorize: config.destination === undefined, sync: true, destination, translateTime: "SYS:HH:MM:ss.l", ignore: "pid,hostname" })),
+    );
   }
   if (config.destination) return withRedactor(pino(options, config.destination));
   // pino writes asynchronously through sonic-boom, so logging never blocks the request path. Lines

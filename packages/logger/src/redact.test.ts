@@ -11,7 +11,13 @@ function capture(secrets?: string[]) {
   const logger = createLogger({ service: "test", level: "trace", destination, secrets });
   const written = async () => {
     await new Promise((resolve) => setImmediate(resolve));
-    return { text, lines: text.split("\n").filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>) };
+    return {
+      text,
+      lines: text
+        .split("\n")
+        .filter(Boolean)
+        .map((l) => JSON.parse(l) as Record<string, unknown>),
+    };
   };
   return { logger, written };
 }
@@ -23,7 +29,16 @@ describe("logger redaction", () => {
     const { logger, written } = capture();
     logger.info(
       {
-        req: { headers: { Authorization: "Bearer abc", "Proxy-Authorization": "Basic xyz", "x-api-key": "k1", "api-key": "k2", cookie: "c=1", "set-cookie": ["s=1"] } },
+        req: {
+          headers: {
+            Authorization: "Bearer abc",
+            "Proxy-Authorization": "Basic xyz",
+            "x-api-key": "k1",
+            "api-key": "k2",
+            cookie: "c=1",
+            "set-cookie": ["s=1"],
+          },
+        },
         upstream: { attempts: [{ body: { api_key: "k3", apiKey: "k4", client_secret: "k5", password: "k6", credentials: { openai: "k7" } } }] },
         internal: { "x-gw-credentials": "v1.sealed", "x-gw-identity": "v1.signed", access_token: "t1", refresh_token: "t2", GATEWAY_MASTER_KEY: "m" },
         rawHeaders: ["content-type", "application/json", "X-Api-Key", "k8"],
@@ -33,9 +48,26 @@ describe("logger redaction", () => {
     );
     const { lines, text } = await written();
     expect(lines[0]).toMatchObject({
-      req: { headers: { Authorization: "[redacted]", "Proxy-Authorization": "[redacted]", "x-api-key": "[redacted]", "api-key": "[redacted]", cookie: "[redacted]", "set-cookie": "[redacted]" } },
-      upstream: { attempts: [{ body: { api_key: "[redacted]", apiKey: "[redacted]", client_secret: "[redacted]", password: "[redacted]", credentials: "[redacted]" } }] },
-      internal: { "x-gw-credentials": "[redacted]", "x-gw-identity": "[redacted]", access_token: "[redacted]", refresh_token: "[redacted]", GATEWAY_MASTER_KEY: "[redacted]" },
+      req: {
+        headers: {
+          Authorization: "[redacted]",
+          "Proxy-Authorization": "[redacted]",
+          "x-api-key": "[redacted]",
+          "api-key": "[redacted]",
+          cookie: "[redacted]",
+          "set-cookie": "[redacted]",
+        },
+      },
+      upstream: {
+        attempts: [{ body: { api_key: "[redacted]", apiKey: "[redacted]", client_secret: "[redacted]", password: "[redacted]", credentials: "[redacted]" } }],
+      },
+      internal: {
+        "x-gw-credentials": "[redacted]",
+        "x-gw-identity": "[redacted]",
+        access_token: "[redacted]",
+        refresh_token: "[redacted]",
+        GATEWAY_MASTER_KEY: "[redacted]",
+      },
       rawHeaders: ["content-type", "application/json", "X-Api-Key", "[redacted]"],
       // counts and ids that merely sound alike stay readable
       usage: { input_tokens: 12, max_tokens: 100, key_id: "key_1", token: 3 },
@@ -67,7 +99,10 @@ describe("logger redaction", () => {
     const secret = 'sk-prov/ider+"key"=0123456789';
     const { logger, written } = capture([secret]);
     for (const prefix of ["", "a", "ab"]) {
-      logger.info({ header: `Basic ${Buffer.from(`${prefix}user:${secret}`).toString("base64")}`, wrapped: Buffer.from(`${prefix}${secret}!`).toString("base64url") }, "b64");
+      logger.info(
+        { header: `Basic ${Buffer.from(`${prefix}user:${secret}`).toString("base64")}`, wrapped: Buffer.from(`${prefix}${secret}!`).toString("base64url") },
+        "b64",
+      );
     }
     logger.info({ url: `https://api.example/v1?x=${encodeURIComponent(secret)}` }, `raw ${secret}`);
     const { text } = await written();
@@ -92,7 +127,9 @@ describe("logger redaction", () => {
   });
 
   it("names that merely contain a credential word are left alone, those that end in one are sensitive", () => {
-    expect(["authorization", "X-API-Key", "apiKey", "client_secret", "GATEWAY_ADMIN_TOKEN", "key", "Set-Cookie", "x-gw-identity"].every(isSensitiveName)).toBe(true);
+    expect(["authorization", "X-API-Key", "apiKey", "client_secret", "GATEWAY_ADMIN_TOKEN", "key", "Set-Cookie", "x-gw-identity"].every(isSensitiveName)).toBe(
+      true,
+    );
     expect(["input_tokens", "key_id", "keyPrefix", "api_key_env", "tokenizer", "monkey_business"].some(isSensitiveName)).toBe(false);
   });
 });

@@ -13,8 +13,22 @@ export const censor = "[redacted]";
 /** Field names compared lower-case without separators ("X-Api-Key", "api_key", "apiKey" → "apikey"). */
 const exactNames = new Set(["key", "auth", "pass", "bearer", "xgwidentity"]);
 const nameEndings = [
-  "authorization", "token", "secret", "password", "passwd", "passphrase", "cookie", "credential", "credentials",
-  "apikey", "masterkey", "privatekey", "secretkey", "accesskey", "subscriptionkey", "signingkey",
+  "authorization",
+  "token",
+  "secret",
+  "password",
+  "passwd",
+  "passphrase",
+  "cookie",
+  "credential",
+  "credentials",
+  "apikey",
+  "masterkey",
+  "privatekey",
+  "secretkey",
+  "accesskey",
+  "subscriptionkey",
+  "signingkey",
 ];
 
 export function isSensitiveName(name: string): boolean {
@@ -27,9 +41,25 @@ export function isSensitiveName(name: string): boolean {
 // The same names as they end a JSON key ("…": ) or an element of a header-pair array ("…", ).
 const sep = "[-_. ]*";
 const nameInJson = [
-  "authorization", "token", "secret", "passw(?:or)?d", "passphrase", "cookie", "credentials?",
-  `api${sep}key`, `master${sep}key`, `private${sep}key`, `secret${sep}key`, `access${sep}key`, `subscription${sep}key`, `signing${sep}key`,
-  `x${sep}gw${sep}identity`, '"key', '"auth', '"pass', '"bearer',
+  "authorization",
+  "token",
+  "secret",
+  "passw(?:or)?d",
+  "passphrase",
+  "cookie",
+  "credentials?",
+  `api${sep}key`,
+  `master${sep}key`,
+  `private${sep}key`,
+  `secret${sep}key`,
+  `access${sep}key`,
+  `subscription${sep}key`,
+  `signing${sep}key`,
+  `x${sep}gw${sep}identity`,
+  '"key',
+  '"auth',
+  '"pass',
+  '"bearer',
 ].join("|");
 
 /** String shapes that are credentials wherever they appear, with what replaces them. */
@@ -50,7 +80,7 @@ const textShapeSources = [
   "gw_live_[0-9A-Za-z]{8}",
   "\\bBearer\\s",
   "\\bBasic\\s",
-  ":\\/\\/[^\\s/?#@\"\\\\]+@",
+  ':\\/\\/[^\\s/?#@"\\\\]+@',
   "[?&;](?:api[-_]?key|key|token|access[-_]?token|secret|client[-_]?secret|password|auth|sig|signature)=",
   "\\b(?:sk-|tvly-|jina_|gsk_|xai-|hf_|AIza)[A-Za-z0-9_-]{16}",
   "\\beyJ[A-Za-z0-9_-]{8,}\\.eyJ",

@@ -34,7 +34,10 @@ const requests: Record<string, Entry> = {
     c.ResponsesInputItem,
     "An input item: a message (`type` may be left out), a `function_call` the model made earlier, or its `function_call_output`. Other item types are refused by name.",
   ],
-  ResponsesInputMessage: [c.ResponsesInputMessage, "A message; its content parts (`input_text`, `input_image`, `input_file`, replayed `output_text`) are passed on as sent."],
+  ResponsesInputMessage: [
+    c.ResponsesInputMessage,
+    "A message; its content parts (`input_text`, `input_image`, `input_file`, replayed `output_text`) are passed on as sent.",
+  ],
   ResponsesFunctionCall: [c.ResponsesFunctionCall, "A function call the model made, sent back with its result."],
   ResponsesFunctionCallOutput: [c.ResponsesFunctionCallOutput, "The result of a function call."],
   ResponsesTool: [c.ResponsesTool, "A tool: only `function` tools are served; hosted tools (`web_search`, `file_search`, `mcp`, …) are refused by type."],
@@ -48,8 +51,14 @@ const requests: Record<string, Entry> = {
     c.TranscriptionForm,
     "OpenAI's transcription form (multipart/form-data), one value per field. Array and nested fields (`timestamp_granularities[]`, `include[]`, `chunking_strategy[type]`) pass through unread.",
   ],
-  OcrRequest: [c.OcrRequest, `Mistral's OCR request. Documents go by URL (a \`data:\` URL carries the content inline); \`file\` documents are refused, since files cannot be uploaded through the gateway. ${passThrough}`],
-  WebtoolSearchRequest: [c.WebtoolSearchRequest, `Tavily's search request. ${passThrough} A credential field (\`api_key\` and the like) is refused: the gateway adds its own.`],
+  OcrRequest: [
+    c.OcrRequest,
+    `Mistral's OCR request. Documents go by URL (a \`data:\` URL carries the content inline); \`file\` documents are refused, since files cannot be uploaded through the gateway. ${passThrough}`,
+  ],
+  WebtoolSearchRequest: [
+    c.WebtoolSearchRequest,
+    `Tavily's search request. ${passThrough} A credential field (\`api_key\` and the like) is refused: the gateway adds its own.`,
+  ],
   WebtoolExtractRequest: [c.WebtoolExtractRequest, `Tavily's extract request: one URL or a list of them. ${passThrough}`],
   WebtoolCrawlRequest: [c.WebtoolCrawlRequest, `Tavily's crawl request. ${passThrough}`],
   WebtoolMapRequest: [c.WebtoolMapRequest, `Tavily's map request. ${passThrough}`],
@@ -64,9 +73,15 @@ const answers: Record<string, Entry> = {
   ChatCompletionChunk: [c.ChatCompletionChunk, "One event of a streamed chat completion (`data:` line); the stream ends with `data: [DONE]`."],
   Usage: [c.Usage, "Token counts, as the provider reported them."],
   MessagesResponse: [c.MessagesResponse, "Anthropic's message answer; content blocks are as the model produced them."],
-  MessagesStreamEvent: [c.MessagesStreamEvent, "One event of a Messages stream: `event: <type>` and a JSON body with the same `type` (`message_start`, `content_block_delta`, `message_stop`, …)."],
+  MessagesStreamEvent: [
+    c.MessagesStreamEvent,
+    "One event of a Messages stream: `event: <type>` and a JSON body with the same `type` (`message_start`, `content_block_delta`, `message_stop`, …).",
+  ],
   ResponsesResponse: [c.ResponsesResponse, "OpenAI's `Response` object."],
-  ResponsesStreamEvent: [c.ResponsesStreamEvent, "One event of a streamed response; `type` is also the SSE `event:` name (`response.created`, `response.output_text.delta`, `response.completed`, …)."],
+  ResponsesStreamEvent: [
+    c.ResponsesStreamEvent,
+    "One event of a streamed response; `type` is also the SSE `event:` name (`response.created`, `response.output_text.delta`, `response.completed`, …).",
+  ],
   Completion: [c.Completion, "A text completion; stream events have the same shape with partial `text`."],
   EmbeddingsResponse: [c.EmbeddingsResponse, "Vectors, as floats or as base64 of little-endian float32 (`encoding_format`)."],
   RerankResponse: [c.RerankResponse, "Results by descending `relevance_score`, at most `top_n` of them."],
@@ -105,7 +120,12 @@ const replaced: Record<string, JsonSchema> = {
 /** Generated fields whose meaning the schema alone does not show (a form field is always a string). */
 const fieldNotes: Record<string, Record<string, JsonSchema>> = {
   TranscriptionForm: {
-    file: { type: "string", format: "binary", contentMediaType: "application/octet-stream", description: "The audio file (flac, mp3, mp4, mpeg, mpga, m4a, ogg, wav or webm)." },
+    file: {
+      type: "string",
+      format: "binary",
+      contentMediaType: "application/octet-stream",
+      description: "The audio file (flac, mp3, mp4, mpeg, mpga, m4a, ogg, wav or webm).",
+    },
     temperature: { description: "A number from 0 to 1." },
     stream: { description: '"true" streams the text as Server-Sent Events.' },
   },

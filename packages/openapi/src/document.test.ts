@@ -40,7 +40,10 @@ describe("the OpenAPI document of the public API", () => {
         ids.add(op.operationId as string);
         expect(tags.has((op.tags as string[])[0]!), where).toBe(true);
         const statuses = Object.keys(op.responses as object).map(Number);
-        expect(statuses.some((s) => s === 200 || s === 202), where).toBe(true);
+        expect(
+          statuses.some((s) => s === 200 || s === 202),
+          where,
+        ).toBe(true);
         expect(statuses, where).toContain(401);
       }
     }
@@ -61,7 +64,9 @@ describe("the OpenAPI document of the public API", () => {
 
   it("when a call counts against the rate limits, then its answer documents the x-ratelimit-* headers, and every answer x-request-id", () => {
     const created = paths["/v1/chat/completions"]!.post!.responses as Record<string, JsonSchema>;
-    expect(Object.keys(created["200"]!.headers as object)).toEqual(expect.arrayContaining(["x-request-id", "x-ratelimit-remaining-tokens", "x-ratelimit-reset-requests"]));
+    expect(Object.keys(created["200"]!.headers as object)).toEqual(
+      expect.arrayContaining(["x-request-id", "x-ratelimit-remaining-tokens", "x-ratelimit-reset-requests"]),
+    );
     const read = paths["/v1/models"]!.get!.responses as Record<string, JsonSchema>;
     expect(Object.keys(read["200"]!.headers as object)).toEqual(["x-request-id"]);
     const limited = components.responses!.OpenAIError429!;
@@ -125,7 +130,11 @@ describe("the request schemas it shares with OpenAI's own document", () => {
         const ourValues = [...enumOf(schema)].filter((v) => v !== null);
         const theirValues = enumOf(theirFields[field]!);
         // Only where OpenAI closes the set too (it leaves voices, sizes etc. open as strings).
-        if (ourValues.length > 0 && theirValues.size > 0) expect(ourValues.filter((v) => !theirValues.has(v)), `${name}.${field}`).toEqual([]);
+        if (ourValues.length > 0 && theirValues.size > 0)
+          expect(
+            ourValues.filter((v) => !theirValues.has(v)),
+            `${name}.${field}`,
+          ).toEqual([]);
       }
     }
   });

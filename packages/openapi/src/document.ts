@@ -44,7 +44,10 @@ OpenAI's envelope, except on the Messages routes, which use Anthropic's.`;
 export function buildApiDocument(options: ApiDocumentOptions = {}): JsonSchema {
   const { schemas } = buildComponents();
   const paths: Record<string, Record<string, JsonSchema>> = {};
-  for (const operation of publicOperations()) (paths[operation.path] ??= {})[operation.method] = writeOperation(operation);
+  for (const operation of publicOperations()) {
+    paths[operation.path] ??= {};
+    paths[operation.path]![operation.method] = writeOperation(operation);
+  }
   return {
     openapi: "3.1.0",
     info: { title: "AI Gateway API", version: options.version ?? "unknown", description },

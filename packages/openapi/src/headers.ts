@@ -30,7 +30,10 @@ export const headerComponents: Record<string, JsonSchema> = {
     description: '"false" when retrying cannot help (the request can never fit the limit, or the provider\'s quota is spent).',
     schema: { type: "string", enum: ["false"] },
   },
-  IdempotentReplayed: { description: '"true" when the Idempotency-Key matched an earlier job, which is answered again.', schema: { type: "string", enum: ["true"] } },
+  IdempotentReplayed: {
+    description: '"true" when the Idempotency-Key matched an earlier job, which is answered again.',
+    schema: { type: "string", enum: ["true"] },
+  },
   PollAfter: { description: "While the job runs: seconds to wait before polling again (2, growing with the job's age up to 30).", schema: { type: "integer" } },
   ...Object.fromEntries(
     rateLimitHeaders.map((name) => {

@@ -1,4 +1,4 @@
-import { speechFormats } from "@gw/contracts";
+import type { speechFormats } from "@gw/contracts";
 import { ref, type JsonSchema } from "./json-schema";
 
 /** A media type's entry of a response or a request body. */
@@ -9,7 +9,10 @@ export const json = (name: string): Content => ({ "application/json": { schema: 
 /** A Server-Sent Events answer whose `data:` lines each hold one `event` component. */
 export const sse = (event: string, ending: string): Content => ({
   "text/event-stream": {
-    schema: { type: "string", description: `Server-Sent Events, when the request asks to stream: each \`data:\` line holds one \`${event}\` (JSON). ${ending}` },
+    schema: {
+      type: "string",
+      description: `Server-Sent Events, when the request asks to stream: each \`data:\` line holds one \`${event}\` (JSON). ${ending}`,
+    },
   },
 });
 
@@ -116,7 +119,9 @@ export const modelRoutes: ModelRoute[] = [
     example: { model: "gpt-image-1", prompt: "A lighthouse at dawn", n: 1 },
     answer: {
       ...json("ImagesResponse"),
-      "text/event-stream": { schema: { type: "string", description: "Server-Sent Events when `stream` is true: partial images, then the whole one, as the provider sends them." } },
+      "text/event-stream": {
+        schema: { type: "string", description: "Server-Sent Events when `stream` is true: partial images, then the whole one, as the provider sends them." },
+      },
     },
     result: ref("ImagesResponse"),
   },

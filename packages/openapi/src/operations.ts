@@ -50,7 +50,8 @@ const idempotencyKey: JsonSchema = {
   schema: { type: "string", pattern: "^[\\x21-\\x7e]{1,255}$" },
 };
 
-const operationId = (path: string, prefix: string) => prefix + path.replace(/^\/v1/, "").replace(/[/{}]+(.)?/g, (_m, ch: string | undefined) => (ch ?? "").toUpperCase());
+const operationId = (path: string, prefix: string) =>
+  prefix + path.replace(/^\/v1/, "").replace(/[/{}]+(.)?/g, (_m, ch: string | undefined) => (ch ?? "").toUpperCase());
 
 function modelOperations(): Operation[] {
   return modelRoutes.flatMap((route): Operation[] => {
@@ -101,7 +102,12 @@ function modelOperations(): Operation[] {
           description: "The job. While it runs, `retry-after` says when to poll again.",
           content: {
             "application/json": {
-              schema: { allOf: [ref("AsyncJob"), { type: "object", properties: { result: route.result, error: ref(route.anthropic ? "AnthropicError" : "OpenAIError") } }] },
+              schema: {
+                allOf: [
+                  ref("AsyncJob"),
+                  { type: "object", properties: { result: route.result, error: ref(route.anthropic ? "AnthropicError" : "OpenAIError") } },
+                ],
+              },
             },
           },
           headers: ["retry-after"],
@@ -146,7 +152,8 @@ function toolOperations(): Operation[] {
       operationId: "createResearch",
       tag: "Web tools",
       summary: "Start a research task",
-      description: "Tavily's research, run as a job: the answer is the task, queued; poll it by id. Tavily's own client (`research`, `getResearch`) works unchanged.",
+      description:
+        "Tavily's research, run as a job: the answer is the task, queued; poll it by id. Tavily's own client (`research`, `getResearch`) works unchanged.",
       envelope: "openai",
       charged: true,
       body: { kind: "json", schema: "WebtoolResearchRequest", example: { input: "What is new in solid-state batteries?", model: "mini" } },

@@ -9,7 +9,7 @@ import type { ServiceMetrics } from "./metrics";
 
 declare global {
   // Express's own extension point for per-response values; typed once here for every service.
-  // eslint-disable-next-line @typescript-eslint/no-namespace
+  // biome-ignore lint/suspicious/noRedeclare: declaration merging is how Express lets its Locals be typed.
   namespace Express {
     interface Locals {
       requestId: string;
@@ -44,8 +44,7 @@ export function createServiceApp(options: ServiceAppOptions): Express {
 function requestContext({ logger, metrics, trustRequestId }: ServiceAppOptions): RequestHandler {
   return (req, res, next) => {
     const given = req.headers["x-request-id"];
-    const requestId =
-      trustRequestId && typeof given === "string" && safeRequestId.test(given) ? given : `req_${randomUUID().replaceAll("-", "")}`;
+    const requestId = trustRequestId && typeof given === "string" && safeRequestId.test(given) ? given : `req_${randomUUID().replaceAll("-", "")}`;
     res.locals.requestId = requestId;
     res.locals.log = requestLogger(logger, requestId);
     res.setHeader("x-request-id", requestId);

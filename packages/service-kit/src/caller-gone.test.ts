@@ -24,8 +24,20 @@ describe("CallerGone", () => {
 
 describe("onAbort", () => {
   for (const [kind, make] of [
-    ["CallerGone", () => { const g = new CallerGone(); return { signal: g, abort: () => g.abort() }; }],
-    ["AbortSignal", () => { const c = new AbortController(); return { signal: c.signal, abort: () => c.abort() }; }],
+    [
+      "CallerGone",
+      () => {
+        const g = new CallerGone();
+        return { signal: g, abort: () => g.abort() };
+      },
+    ],
+    [
+      "AbortSignal",
+      () => {
+        const c = new AbortController();
+        return { signal: c.signal, abort: () => c.abort() };
+      },
+    ],
   ] as const) {
     it(`when a ${kind} fires, then the listener runs once; once removed, it does not run`, () => {
       const heard: string[] = [];

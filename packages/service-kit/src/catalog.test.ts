@@ -42,7 +42,12 @@ describe("Catalog.list", () => {
 
   it("when the workspace and the key narrow the list, then only models allowed by both are listed", () => {
     const catalog = new Catalog(config);
-    expect(catalog.list(identity([["gpt-*"]])).map((e) => e.id).sort()).toEqual(["gpt-4o", "gpt-4o-mini"]);
+    expect(
+      catalog
+        .list(identity([["gpt-*"]]))
+        .map((e) => e.id)
+        .sort(),
+    ).toEqual(["gpt-4o", "gpt-4o-mini"]);
     expect(catalog.list(identity([["gpt-*"], ["gpt-4o-mini", "rerank-v3"]])).map((e) => e.id)).toEqual(["gpt-4o-mini"]);
     expect(catalog.list(identity([["nothing-matches"]]))).toEqual([]);
   });

@@ -36,9 +36,11 @@ export class Health {
     if (!this.last || now - this.last.at > REUSE_MS) {
       const results = this.runChecks(timeoutMs);
       this.last = { at: now, results };
-      results.catch(() => undefined).finally(() => {
-        if (this.last?.results === results) this.last.at = this.now();
-      });
+      results
+        .catch(() => undefined)
+        .finally(() => {
+          if (this.last?.results === results) this.last.at = this.now();
+        });
     }
     const entries = await this.last.results;
     const checks = Object.fromEntries(entries);
@@ -68,7 +70,9 @@ async function withTimeout(check: ReadinessCheck, ms: number): Promise<boolean> 
   let timer: NodeJS.Timeout | undefined;
   try {
     return await Promise.race([
-      Promise.resolve().then(check).catch(() => false),
+      Promise.resolve()
+        .then(check)
+        .catch(() => false),
       new Promise<boolean>((resolve) => {
         timer = setTimeout(() => resolve(false), ms);
       }),

@@ -30,7 +30,10 @@ describe("when a worker reports a job's events", () => {
       await reportJobEvent(bus, work("embeddings"), "completed", { result: { a: 1 } });
       await reportJobEvent(bus, work("embeddings"), "failed", { error: {} });
     });
-    expect(seen.map((e) => [e.status, e.attempt])).toEqual([["processing", 2], ["completed", 2]]);
+    expect(seen.map((e) => [e.status, e.attempt])).toEqual([
+      ["processing", 2],
+      ["completed", 2],
+    ]);
   });
 
   it("then a result too large for the bus becomes a failure that says so, in the route's envelope", async () => {

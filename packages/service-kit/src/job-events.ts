@@ -21,7 +21,13 @@ export async function reportJobEvent(bus: Bus, work: JobWork, status: string, ex
       "body_too_large",
       `The job's result is ${err.bytes} bytes, more than the ${err.maxBytes} an async result can carry. Call the regular route, or ask for a URL rather than inline data.`,
     );
-    const failed: JobEvent = { job_id: work.job_id, status: jobStatuses.failed, attempt: work.attempt, at: Date.now(), error: error.toEnvelope(errorFormatFor(`/v1/${work.route}`)) };
+    const failed: JobEvent = {
+      job_id: work.job_id,
+      status: jobStatuses.failed,
+      attempt: work.attempt,
+      at: Date.now(),
+      error: error.toEnvelope(errorFormatFor(`/v1/${work.route}`)),
+    };
     await bus.enqueue("jobs.events", failed, { msgId });
   }
 }

@@ -1,4 +1,4 @@
-import express from "express";
+import type express from "express";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { finishApp, createServiceApp } from "./app";
@@ -18,18 +18,21 @@ const bytes = (text: string) => Buffer.from(text, "utf8");
 
 describe("jsonDepthExceeds", () => {
   it("when arrays or objects nest one level past the bound, then it says so, and not at the bound", () => {
-    for (const [open, close] of [["[", "]"], ['{"a":', "}"]] as const) {
-      const at = (n: number) => open.repeat(n) + "1" + close.repeat(n);
+    for (const [open, close] of [
+      ["[", "]"],
+      ['{"a":', "}"],
+    ] as const) {
+      const at = (n: number) => `${open.repeat(n)}1${close.repeat(n)}`;
       expect(jsonDepthExceeds(bytes(at(MAX_JSON_DEPTH)))).toBe(false);
       expect(jsonDepthExceeds(bytes(at(MAX_JSON_DEPTH + 1)))).toBe(true);
     }
   });
 
   it("when brackets sit inside strings, escaped quotes included, then they are not counted", () => {
-    const inString = JSON.stringify({ text: "[".repeat(500) + '\\"{{{' + "\\\\" + "{".repeat(100) });
+    const inString = JSON.stringify({ text: `${"[".repeat(500)}\\"{{{\\\\${"{".repeat(100)}` });
     expect(jsonDepthExceeds(bytes(inString))).toBe(false);
     // a string ending in an escaped backslash closes there: the brackets after it count
-    const after = `{"a":"x\\\\",` + '"b":' + "[".repeat(70) + "]".repeat(70) + "}";
+    const after = `{"a":"x\\\\","b":${"[".repeat(70)}${"]".repeat(70)}}`;
     expect(jsonDepthExceeds(bytes(after))).toBe(true);
   });
 
@@ -46,7 +49,11 @@ describe("jsonDepthExceeds", () => {
 
 describe("jsonBody", () => {
   it("when a service is sent JSON nested 10,000 deep, then it answers a 400 naming the bound, not a 500", async () => {
-    const app = createServiceApp({ logger: createLogger({ service: "t", level: "silent" }), metrics: createMetrics("t", { defaults: false }), trustRequestId: false });
+    const app = createServiceApp({
+      logger: createLogger({ service: "t", level: "silent" }),
+      metrics: createMetrics("t", { defaults: false }),
+      trustRequestId: false,
+    });
     app.post("/x", jsonBody("1mb"), (req, res) => {
       res.json({ got: typeof req.body });
     });

@@ -35,7 +35,12 @@ export function createMetrics(service: string, { defaults = true } = {}): Servic
   });
   // The usual build-info gauge: always 1, its labels say which release and commit this process runs.
   const { version, commit } = buildInfo();
-  new Gauge({ name: "gw_build_info", help: "The gateway's version and commit (always 1)", labelNames: ["version", "commit"] as const, registers: [registry] }).set({ version, commit }, 1);
+  new Gauge({
+    name: "gw_build_info",
+    help: "The gateway's version and commit (always 1)",
+    labelNames: ["version", "commit"] as const,
+    registers: [registry],
+  }).set({ version, commit }, 1);
   return { registry, requests, latency };
 }
 

@@ -18,11 +18,7 @@ const MigrateEnv = z.object({
  * instead of failing readiness. The service still migrates at start, which is then a no-op; replicas
  * running it at once are safe (runMigrations queues them on an advisory lock).
  */
-export async function migrateMain(
-  schema: string,
-  dir: string,
-  db: { createPgDb: typeof createPgDb; runMigrations: typeof runMigrations },
-): Promise<void> {
+export async function migrateMain(schema: string, dir: string, db: { createPgDb: typeof createPgDb; runMigrations: typeof runMigrations }): Promise<void> {
   const { config: env, logger } = loadOrExit(`${schema}-migrate`, process.env.LOG_LEVEL, () => parseEnv(MigrateEnv, process.env));
   const pool = db.createPgDb({ url: env.DATABASE_URL, max: 1, applicationName: `gw-${schema}-migrate`, logger });
   try {

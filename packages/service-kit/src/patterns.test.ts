@@ -4,7 +4,10 @@ import { allowedByAll, matchesPattern, type MatchMeter } from "./patterns";
 
 /** The matcher this one replaced: each glob compiled into an anchored RegExp. */
 function regexMatch(pattern: string, name: string): boolean {
-  const source = pattern.split("*").map((part) => part.replace(/[.+?^${}()|[\]\\/]/g, "\\$&")).join(".*");
+  const source = pattern
+    .split("*")
+    .map((part) => part.replace(/[.+?^${}()|[\]\\/]/g, "\\$&"))
+    .join(".*");
   return pattern === "*" || new RegExp(`^${source}$`).test(name);
 }
 

@@ -57,11 +57,7 @@ export function exitOnConfigError(logger: Logger, err: unknown): never {
  * The start of every entry point: parse the environment (and anything else `load` reads), or log
  * one fatal line naming the bad key and exit 1; then the service's logger at the configured level.
  */
-export function loadOrExit<T extends { LOG_LEVEL: string }>(
-  service: string,
-  bootLevel: string | undefined,
-  load: () => T,
-): { config: T; logger: Logger } {
+export function loadOrExit<T extends { LOG_LEVEL: string }>(service: string, bootLevel: string | undefined, load: () => T): { config: T; logger: Logger } {
   let config: T;
   try {
     config = load();

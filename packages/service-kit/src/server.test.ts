@@ -68,7 +68,10 @@ describe("startHttpServer with an express app", () => {
     app.use(express.json());
     app.post("/echo/:id", (req, res) => {
       res.locals.seen = req.get("x-note");
-      res.status(201).set("x-route", req.params.id).json({ body: req.body as unknown, isJson: req.is("application/json"), app: req.app === app, note: res.locals.seen as unknown });
+      res
+        .status(201)
+        .set("x-route", req.params.id)
+        .json({ body: req.body as unknown, isJson: req.is("application/json"), app: req.app === app, note: res.locals.seen as unknown });
     });
     return app;
   }
@@ -94,7 +97,11 @@ describe("startHttpServer with an express app", () => {
     server.server.prependListener("request", (req, res) => {
       seen.push({ request: Object.getPrototypeOf(req) === app.request, response: Object.getPrototypeOf(res) === app.response });
     });
-    expect(await post(`${server.url}/echo/7`)).toEqual({ status: 201, route: "7", body: { body: { a: 1 }, isJson: "application/json", app: true, note: "hi" } });
+    expect(await post(`${server.url}/echo/7`)).toEqual({
+      status: 201,
+      route: "7",
+      body: { body: { a: 1 }, isJson: "application/json", app: true, note: "hi" },
+    });
     expect(seen).toEqual([{ request: true, response: true }]);
   });
 
@@ -107,7 +114,11 @@ describe("startHttpServer with an express app", () => {
       const made = (o: object) => (o.constructor as { prototype: unknown }).prototype === Object.getPrototypeOf(o);
       seen.push(made(req) && made(res) && Object.getPrototypeOf(req) === app.request && Object.getPrototypeOf(res) === app.response);
     });
-    expect(await post(`${second.url}/echo/9`)).toEqual({ status: 201, route: "9", body: { body: { a: 1 }, isJson: "application/json", app: true, note: "hi" } });
+    expect(await post(`${second.url}/echo/9`)).toEqual({
+      status: 201,
+      route: "9",
+      body: { body: { a: 1 }, isJson: "application/json", app: true, note: "hi" },
+    });
     expect(seen).toEqual([true]);
   });
 
@@ -119,7 +130,11 @@ describe("startHttpServer with an express app", () => {
     });
     cleanups.push(() => new Promise<void>((resolve) => plain.close(() => resolve())));
     const { port } = plain.address() as import("node:net").AddressInfo;
-    expect(await post(`http://127.0.0.1:${port}/echo/8`)).toEqual({ status: 201, route: "8", body: { body: { a: 1 }, isJson: "application/json", app: true, note: "hi" } });
+    expect(await post(`http://127.0.0.1:${port}/echo/8`)).toEqual({
+      status: 201,
+      route: "8",
+      body: { body: { a: 1 }, isJson: "application/json", app: true, note: "hi" },
+    });
   });
 });
 

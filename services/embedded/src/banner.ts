@@ -32,7 +32,10 @@ export function embeddedBanner({ url, adminUrl, adminToken, dev }: EmbeddedBanne
     `  admin API      ${adminUrl}/admin`,
     adminTokenLine(adminToken),
     ...(dev.key
-      ? [`  dev key        ${dev.key}`, `                 (workspace ${dev.workspaceId}; shown this once and never again: it is stored only as a hash, so keep it now)`]
+      ? [
+          `  dev key        ${dev.key}`,
+          `                 (workspace ${dev.workspaceId}; shown this once and never again: it is stored only as a hash, so keep it now)`,
+        ]
       : [`  workspaces     ${dev.count} already exist; create a key with: pnpm gw key create <workspace-id>`]),
     "",
   ];

@@ -24,7 +24,10 @@ export type LockHolder = z.infer<typeof Holder>;
 
 export class DataFolderInUseError extends Error {
   override readonly name = "DataFolderInUseError";
-  constructor(message: string, readonly holder?: LockHolder) {
+  constructor(
+    message: string,
+    readonly holder?: LockHolder,
+  ) {
     super(message);
   }
 }
@@ -111,7 +114,11 @@ export function acquireDataFolderLock(dir: string, options: LockOptions = {}): D
 }
 
 function inUseMessage(dir: string, path: string, h: LockHolder, here: string): string {
-  const serving = h.url ? `, serving ${h.url}${h.admin_url ? ` (admin ${h.admin_url})` : ""}` : h.ports ? `, ports ${h.ports.public ?? "?"}/${h.ports.admin ?? "?"}` : "";
+  const serving = h.url
+    ? `, serving ${h.url}${h.admin_url ? ` (admin ${h.admin_url})` : ""}`
+    : h.ports
+      ? `, ports ${h.ports.public ?? "?"}/${h.ports.admin ?? "?"}`
+      : "";
   const elsewhere = h.host === here ? "" : ` That host cannot be checked from here; if that gateway is gone, delete ${path}.`;
   return (
     `The data folder ${dir} is in use by another gateway: pid ${h.pid} on host ${h.host}, started ${h.started_at}${serving}. ` +

@@ -1,4 +1,4 @@
-import { constants, accessSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { constants, accessSync, readdirSync, readFileSync, statSync, type Stats } from "node:fs";
 import { join } from "node:path";
 import { createPgliteDb, type Db } from "@gw/db";
 
@@ -25,7 +25,7 @@ export async function openPgliteFolder(dataDir: string): Promise<Db> {
 }
 
 function checkBeforeOpen(dir: string): void {
-  let stat;
+  let stat: Stats;
   try {
     stat = statSync(dir);
   } catch (err) {
@@ -34,7 +34,9 @@ function checkBeforeOpen(dir: string): void {
     throw new DataFolderError(`The database folder ${dir} cannot be looked at (${code ?? (err as Error).message}). ${permissionsFix(dir)}`);
   }
   if (!stat.isDirectory()) {
-    throw new DataFolderError(`${dir} should be the gateway's database folder but is a file. Move it aside (or set GATEWAY_DATA_DIR to another folder) and start again. ${untouched}`);
+    throw new DataFolderError(
+      `${dir} should be the gateway's database folder but is a file. Move it aside (or set GATEWAY_DATA_DIR to another folder) and start again. ${untouched}`,
+    );
   }
   let accessible = (stat.mode & 0o700) === 0o700;
   try {
@@ -42,7 +44,8 @@ function checkBeforeOpen(dir: string): void {
   } catch {
     accessible = false;
   }
-  if (!accessible) throw new DataFolderError(`The database folder ${dir} cannot be read and written by this user (uid ${process.getuid?.() ?? "?"}). ${permissionsFix(dir)}`);
+  if (!accessible)
+    throw new DataFolderError(`The database folder ${dir} cannot be read and written by this user (uid ${process.getuid?.() ?? "?"}). ${permissionsFix(dir)}`);
   const entries = readdirSync(dir);
   if (entries.length > 0 && !entries.includes("PG_VERSION")) {
     throw new DataFolderError(

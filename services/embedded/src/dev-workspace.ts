@@ -4,10 +4,7 @@ import { CreatedApiKey, Workspace, WorkspaceList } from "@gw/contracts";
  * On a fresh data folder, creates a development workspace and key through the admin API (the same
  * door an operator uses), so the first start prints a key that works.
  */
-export async function ensureDevelopmentWorkspace(
-  adminUrl: string,
-  adminToken: string,
-): Promise<{ key?: string; workspaceId?: string; count: number }> {
+export async function ensureDevelopmentWorkspace(adminUrl: string, adminToken: string): Promise<{ key?: string; workspaceId?: string; count: number }> {
   const call = async (path: string, body?: unknown) => {
     const res = await fetch(`${adminUrl}${path}`, {
       method: body ? "POST" : "GET",

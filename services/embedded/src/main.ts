@@ -33,7 +33,10 @@ if (!env.DATABASE_URL) {
   lock = orExit(() => acquireDataFolderLock(dataDir, { ports: { public: env.PORT, admin: env.ADMIN_PORT } }));
   const previous = lock.tookOverFrom;
   if (previous) {
-    logger.warn({ lock: lock.path, previous }, `took over the data folder's lock from pid ${previous.pid} (host ${previous.host}, started ${previous.started_at}), which is no longer running`);
+    logger.warn(
+      { lock: lock.path, previous },
+      `took over the data folder's lock from pid ${previous.pid} (host ${previous.host}, started ${previous.started_at}), which is no longer running`,
+    );
   }
 }
 
@@ -41,7 +44,8 @@ if (!env.DATABASE_URL) {
 // values of the previous run keep working after a restart.
 const kept = (supplied: string | undefined, name: string, generate: () => string): ResolvedSecret => {
   const secret = orExit(() => suppliedOrKept(supplied, dataDir, name, generate));
-  if (!secret.supplied && secret.tightened) logger.warn({ path: secret.path }, "a secret file was readable by others; it is 0600 again (consider replacing its secret)");
+  if (!secret.supplied && secret.tightened)
+    logger.warn({ path: secret.path }, "a secret file was readable by others; it is 0600 again (consider replacing its secret)");
   return secret;
 };
 const adminToken = kept(env.GATEWAY_ADMIN_TOKEN, secretFileNames.adminToken, generateAdminToken);
@@ -49,9 +53,12 @@ const internalSecret = kept(env.GATEWAY_INTERNAL_SECRET, secretFileNames.interna
 redactSecrets(logger, [adminToken.value, internalSecret.value]);
 
 await runUntilSignal(logger, async () => {
-  const running = await startEmbedded({ ...env, GATEWAY_ADMIN_TOKEN: adminToken.value, GATEWAY_INTERNAL_SECRET: internalSecret.value }, gateway, providerSecrets, logger).catch(
-    (err: unknown) => (err instanceof DataFolderError ? exitOnConfigError(logger, err) : Promise.reject(err)),
-  );
+  const running = await startEmbedded(
+    { ...env, GATEWAY_ADMIN_TOKEN: adminToken.value, GATEWAY_INTERNAL_SECRET: internalSecret.value },
+    gateway,
+    providerSecrets,
+    logger,
+  ).catch((err: unknown) => (err instanceof DataFolderError ? exitOnConfigError(logger, err) : Promise.reject(err)));
   lock?.update({ url: running.url, admin_url: running.adminUrl });
   const dev = await ensureDevelopmentWorkspace(running.adminUrl, running.adminToken);
   // The banner is for the person at the terminal, not a log line.

@@ -59,7 +59,9 @@ export function spawnMesh(options: MeshOptions): Mesh {
   };
   const root = options.root ?? repoRoot();
   const entry = (name: MeshServiceName) =>
-    options.built ? ["--enable-source-maps", join(root, "services", name, "dist", "main.js")] : ["--import", "tsx", join(root, "services", name, "src", "main.ts")];
+    options.built
+      ? ["--enable-source-maps", join(root, "services", name, "dist", "main.js")]
+      : ["--import", "tsx", join(root, "services", name, "src", "main.ts")];
   const start = (name: MeshServiceName) =>
     spawn(process.execPath, entry(name), {
       cwd: root,

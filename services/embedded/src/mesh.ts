@@ -2,7 +2,7 @@ import { join } from "node:path";
 import { repoRoot } from "@gw/config";
 import { meshBanner } from "./banner";
 import { spawnMesh, waitForMesh } from "./mesh-processes";
-import { generateAdminToken, generateInternalSecret, secretFileNames, suppliedOrKept } from "./secret-file";
+import { generateAdminToken, generateInternalSecret, secretFileNames, suppliedOrKept, type ResolvedSecret } from "./secret-file";
 
 /**
  * `pnpm start:mesh`: the four services as separate processes against real Postgres, Redis and
@@ -15,7 +15,7 @@ env.NATS_URL ??= "nats://127.0.0.1:4222";
 // Secrets not supplied are generated once into 0600 files in the data folder (as `pnpm start`
 // does) and kept across restarts; a supplied one is never written or shown.
 const dataDir = env.GATEWAY_DATA_DIR || join(repoRoot(), ".data");
-let adminToken;
+let adminToken: ResolvedSecret;
 try {
   adminToken = suppliedOrKept(env.GATEWAY_ADMIN_TOKEN, dataDir, secretFileNames.adminToken, generateAdminToken);
   env.GATEWAY_ADMIN_TOKEN = adminToken.value;

@@ -81,7 +81,9 @@ function readSecret(path: string): { value: string; tightened: boolean } | undef
   }
   const value = text.trim();
   if (value.length < 16) {
-    throw new Error(`${path} does not hold a secret of at least 16 characters; delete it to have a new one generated (clients using the old one must then be given the new one)`);
+    throw new Error(
+      `${path} does not hold a secret of at least 16 characters; delete it to have a new one generated (clients using the old one must then be given the new one)`,
+    );
   }
   // A copy (cp, an archive) may have widened the mode; the secret is still ours, so close it again.
   const tightened = (statSync(path).mode & 0o077) !== 0;

@@ -10,7 +10,10 @@ const InferenceEnv = z.object({
   NATS_URL: z.string().min(1),
   /** Path of a NATS credentials file (a .creds file or an NKey user seed), read by main.ts at start. */
   NATS_CREDS: z.preprocess((v) => (v === "" ? undefined : v), z.string().min(1).optional()),
-  NATS_NAMESPACE: z.string().regex(/^[a-z0-9]+$/).default("gw"),
+  NATS_NAMESPACE: z
+    .string()
+    .regex(/^[a-z0-9]+$/)
+    .default("gw"),
   GATEWAY_BODY_LIMIT_MB: z.coerce.number().positive().max(512).default(32),
   GATEWAY_JOB_CONCURRENCY: z.coerce.number().int().min(0).max(1024).default(16),
   LOG_LEVEL: logLevel,

@@ -12,7 +12,15 @@ const config = GatewayConfig.parse({
     a: { kind: "openai", base_url: "http://a.test/v1" },
     b: { kind: "openai", base_url: "http://b.test/v1", max_retries: 0 },
   },
-  models: { m: { type: "chat", routes: [{ provider: "a", model: "ma" }, { provider: "b", model: "mb" }] } },
+  models: {
+    m: {
+      type: "chat",
+      routes: [
+        { provider: "a", model: "ma" },
+        { provider: "b", model: "mb" },
+      ],
+    },
+  },
   plans: {
     plus: { requests_per_minute: 1, tokens_per_minute: 1 },
     pro: { requests_per_minute: 1, tokens_per_minute: 1 },
@@ -82,7 +90,12 @@ describe("withFallback", () => {
     const controller = new AbortController();
     controller.abort();
     const s = scripted({ a: [unavailable(), unavailable()] });
-    const result = await withFallback(model, "m", { config, secrets: {}, agent: undefined as never, log, retry: s.retry, signal: controller.signal }, s.attempt);
+    const result = await withFallback(
+      model,
+      "m",
+      { config, secrets: {}, agent: undefined as never, log, retry: s.retry, signal: controller.signal },
+      s.attempt,
+    );
     expect(result.ok).toBe(false);
     expect(s.calls).toEqual(["a"]);
   });
@@ -116,11 +129,19 @@ describe("withFallback", () => {
     for (let i = 0; i < 5; i++) {
       const controller = new AbortController();
       controller.abort();
-      const result = await withFallback(model, "m", { config, secrets: {}, agent: undefined as never, log, retry: s.retry, breakers, signal: controller.signal }, s.attempt);
+      const result = await withFallback(
+        model,
+        "m",
+        { config, secrets: {}, agent: undefined as never, log, retry: s.retry, breakers, signal: controller.signal },
+        s.attempt,
+      );
       expect(result.ok).toBe(false);
     }
     s.calls.length = 0;
-    expect(await withFallback(model, "m", { config, secrets: {}, agent: undefined as never, log, retry: s.retry, breakers }, s.attempt)).toMatchObject({ ok: true, from: "a" });
+    expect(await withFallback(model, "m", { config, secrets: {}, agent: undefined as never, log, retry: s.retry, breakers }, s.attempt)).toMatchObject({
+      ok: true,
+      from: "a",
+    });
     expect(s.calls).toEqual(["a"]);
   });
 
@@ -151,14 +172,22 @@ describe("withFallback", () => {
       expect(s.sleeps).toEqual([]);
       // The platform's own credential refused: as before, a retryable 502, retried, then the next route.
       s.calls.length = 0;
-      expect(await withFallback(model, "m", { config, secrets: {}, agent: undefined as never, log, retry: s.retry }, s.attempt)).toMatchObject({ ok: true, from: "b" });
+      expect(await withFallback(model, "m", { config, secrets: {}, agent: undefined as never, log, retry: s.retry }, s.attempt)).toMatchObject({
+        ok: true,
+        from: "b",
+      });
       expect(s.calls).toEqual(["a", "a", "a", "b"]);
     });
 
     it("when the gateway could not open it, then the call fails naming the provider and is never sent, not even with the platform's credential", async () => {
       const s = scripted({});
       const secrets = { a: "sk-platform", b: "sk-platform-b" };
-      const result = await withFallback(model, "m", { config, secrets, agent: undefined as never, log, retry: s.retry, credentials: { a: UNOPENED_CREDENTIAL } }, s.attempt);
+      const result = await withFallback(
+        model,
+        "m",
+        { config, secrets, agent: undefined as never, log, retry: s.retry, credentials: { a: UNOPENED_CREDENTIAL } },
+        s.attempt,
+      );
       expect(result).toMatchObject({ ok: false, error: { code: "provider_credential_unavailable", status: 424, retryable: false } });
       expect(s.calls).toEqual([]);
     });

@@ -115,9 +115,13 @@ export async function withFallback<T>(
     const seconds = Math.max(1, Math.ceil(skipped.waitMs / 1000));
     return {
       ok: false,
-      error: new GatewayError("upstream_unavailable", `\`${publicModel}\` is temporarily unavailable after repeated upstream failures; try again in ${seconds}s`, {
-        headers: { "retry-after": String(seconds) },
-      }),
+      error: new GatewayError(
+        "upstream_unavailable",
+        `\`${publicModel}\` is temporarily unavailable after repeated upstream failures; try again in ${seconds}s`,
+        {
+          headers: { "retry-after": String(seconds) },
+        },
+      ),
     };
   }
   // Built only when needed: an error captures a stack trace, and most requests succeed.

@@ -6,7 +6,10 @@ import type { AuthGuardSettings, DoorSettings, RateLimitSettings } from "./servi
 export const RateLimitEnv = z.object({
   REDIS_URL: optionalUrl(/^rediss?$/),
   /** Prepended to every Redis key, so several gateways (or test runs) can share one Redis. */
-  GATEWAY_REDIS_PREFIX: z.string().regex(/^[A-Za-z0-9:_.-]*$/, "letters, digits and : _ . - only").default("gw:"),
+  GATEWAY_REDIS_PREFIX: z
+    .string()
+    .regex(/^[A-Za-z0-9:_.-]*$/, "letters, digits and : _ . - only")
+    .default("gw:"),
   /** Limits are per minute; a shorter window is for tests and demos (limits then apply per window). */
   GATEWAY_RATE_LIMIT_WINDOW_MS: z.coerce
     .number()
@@ -79,26 +82,31 @@ export function doorSettings(env: DoorEnv): DoorSettings {
 }
 
 /** The ingress process's environment (docs/configuration.md). main.ts is the only caller. */
-const IngressEnv = RateLimitEnv.extend(AuthGuardEnv.shape).extend(DoorEnv.shape).extend({
-  PORT: port(8080),
-  ADMIN_PORT: port(8090),
-  HOST: z.string().default("0.0.0.0"),
-  GATEWAY_ADMIN_TOKEN: secret,
-  GATEWAY_INTERNAL_SECRET: secret,
-  /** Seals enterprise workspaces' own provider credentials at rest; unset: they cannot be registered. */
-  GATEWAY_MASTER_KEY: z.string().min(32, "must be at least 32 characters").optional(),
-  GATEWAY_CONFIG: z.string().min(1).default(defaultConfigPath()),
-  DATABASE_URL: z.url({ protocol: /^postgres(ql)?$/ }),
-  NATS_URL: z.string().min(1),
-  /** Path of a NATS credentials file (a .creds file or an NKey user seed), read by main.ts at start. */
-  NATS_CREDS: z.preprocess((v) => (v === "" ? undefined : v), z.string().min(1).optional()),
-  NATS_NAMESPACE: z.string().regex(/^[a-z0-9]+$/).default("gw"),
-  INFERENCE_URL: z.url().default("http://127.0.0.1:8081"),
-  TOOLS_URL: z.url().default("http://127.0.0.1:8082"),
-  JOBS_URL: z.url().default("http://127.0.0.1:8083"),
-  GATEWAY_BODY_LIMIT_MB: z.coerce.number().positive().max(512).default(32),
-  LOG_LEVEL: logLevel,
-});
+const IngressEnv = RateLimitEnv.extend(AuthGuardEnv.shape)
+  .extend(DoorEnv.shape)
+  .extend({
+    PORT: port(8080),
+    ADMIN_PORT: port(8090),
+    HOST: z.string().default("0.0.0.0"),
+    GATEWAY_ADMIN_TOKEN: secret,
+    GATEWAY_INTERNAL_SECRET: secret,
+    /** Seals enterprise workspaces' own provider credentials at rest; unset: they cannot be registered. */
+    GATEWAY_MASTER_KEY: z.string().min(32, "must be at least 32 characters").optional(),
+    GATEWAY_CONFIG: z.string().min(1).default(defaultConfigPath()),
+    DATABASE_URL: z.url({ protocol: /^postgres(ql)?$/ }),
+    NATS_URL: z.string().min(1),
+    /** Path of a NATS credentials file (a .creds file or an NKey user seed), read by main.ts at start. */
+    NATS_CREDS: z.preprocess((v) => (v === "" ? undefined : v), z.string().min(1).optional()),
+    NATS_NAMESPACE: z
+      .string()
+      .regex(/^[a-z0-9]+$/)
+      .default("gw"),
+    INFERENCE_URL: z.url().default("http://127.0.0.1:8081"),
+    TOOLS_URL: z.url().default("http://127.0.0.1:8082"),
+    JOBS_URL: z.url().default("http://127.0.0.1:8083"),
+    GATEWAY_BODY_LIMIT_MB: z.coerce.number().positive().max(512).default(32),
+    LOG_LEVEL: logLevel,
+  });
 export type IngressEnv = z.infer<typeof IngressEnv>;
 
 export function loadIngressEnv(env: Record<string, string | undefined>): IngressEnv {

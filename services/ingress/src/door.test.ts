@@ -179,7 +179,7 @@ describe("when the path or method is not one the gateway serves", () => {
     expect(answer.headers.allow).toBe("POST");
   });
 
-  for (const id of ["job_%C0%AF", "job_%E9%FF", "job_" + "f".repeat(200), "job_..", "%2e%2e"]) {
+  for (const id of ["job_%C0%AF", "job_%E9%FF", `job_${"f".repeat(200)}`, "job_..", "%2e%2e"]) {
     it(`then the job id ${id.slice(0, 20)} is a 404, on an async read and on research, and reaches no backend`, async () => {
       for (const path of [`/v1/async/chat/completions/${id}`, `/v1/tools/webtool/research/${id}`]) {
         const answer = await call(path, { method: "GET" });
@@ -266,9 +266,10 @@ describe("when a request has no valid key", () => {
 
 describe("when the metrics label a flood of made-up paths", () => {
   it("then the series stay those of the route table, whatever tool or path names are typed", async () => {
-    const metrics = async () => (await (await fetch(`${gw.adminUrl}/metrics`, { headers: { authorization: `Bearer ${adminToken}` } })).text())
-      .split("\n")
-      .filter((line) => line.startsWith("gw_http_requests_total{"));
+    const metrics = async () =>
+      (await (await fetch(`${gw.adminUrl}/metrics`, { headers: { authorization: `Bearer ${adminToken}` } })).text())
+        .split("\n")
+        .filter((line) => line.startsWith("gw_http_requests_total{"));
     for (let i = 0; i < 200; i++) {
       const junk = `t${i}${Math.random().toString(36).slice(2)}`;
       await call(`/v1/tools/${junk}/search`, { noKey: true });

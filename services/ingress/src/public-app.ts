@@ -2,15 +2,7 @@ import type { Express, Request, RequestHandler, Response } from "express";
 import { internalHeaderPrefix } from "@gw/contracts";
 import { GatewayError } from "@gw/errors";
 import type { Logger } from "@gw/logger";
-import {
-  allowedByAll,
-  createServiceApp,
-  finishApp,
-  jsonDepthExceeds,
-  tooDeepMessage,
-  type Health,
-  type ServiceMetrics,
-} from "@gw/service-kit";
+import { allowedByAll, createServiceApp, finishApp, jsonDepthExceeds, tooDeepMessage, type Health, type ServiceMetrics } from "@gw/service-kit";
 import type { Authenticator } from "./auth/authenticator";
 import type { BodyBudget } from "./body/body-budget";
 import { bodyRule, hasBody } from "./body/body-rules";
@@ -26,7 +18,7 @@ import { normalisePath, resolveRoute, type RouteTarget } from "./routes";
 import type { KeyPrincipal } from "./store/identity-store";
 
 declare global {
-  // eslint-disable-next-line @typescript-eslint/no-namespace
+  // biome-ignore lint/suspicious/noRedeclare: declaration merging is how Express lets its Locals be typed.
   namespace Express {
     interface Locals {
       target?: RouteTarget;

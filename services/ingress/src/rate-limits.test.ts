@@ -133,9 +133,7 @@ function call(base: string, key: string, path: string, body?: object, method = "
     const req = request(`${base}${path}`, { method, headers: { authorization: `Bearer ${key}`, "content-type": "application/json" } }, (res) => {
       const parts: Buffer[] = [];
       res.on("data", (c: Buffer) => parts.push(c));
-      res.on("end", () =>
-        resolve({ status: res.statusCode ?? 0, headers: res.headers, trailers: res.trailers, body: Buffer.concat(parts).toString() }),
-      );
+      res.on("end", () => resolve({ status: res.statusCode ?? 0, headers: res.headers, trailers: res.trailers, body: Buffer.concat(parts).toString() }));
       res.on("error", reject);
     });
     req.on("error", reject);

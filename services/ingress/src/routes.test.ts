@@ -55,7 +55,7 @@ describe("resolveRoute", () => {
     "/v1/async/chat/completions/not-a-job",
     "/v1/async/nope/job_123",
     "/v1/async/chat/completions/job_%C0%AF",
-    "/v1/tools/webtool/research/job_" + "a".repeat(65),
+    `/v1/tools/webtool/research/job_${"a".repeat(65)}`,
   ];
   for (const path of unknown) {
     it(`when the path is ${path.slice(0, 60)}, then nothing matches: a 404 before anything is read`, () => {
@@ -129,7 +129,7 @@ describe("normalisePath", () => {
     "/v1/../admin/workspaces",
     "/v1/./models",
     "v1/models",
-    "/v1/models/" + "a".repeat(2000),
+    `/v1/models/${"a".repeat(2000)}`,
   ];
   for (const path of malformed) {
     it(`when the path is ${path.slice(0, 50)}, then it names nothing`, () => {

@@ -70,7 +70,15 @@ exact.set("/v1/tools/webtool/research", {
   tool: "webtool",
   charge: {},
 });
-exact.set("/v1/tools/serptool/search", { backend: "tools", method: "GET", label: "/v1/tools/serptool", body: "none", maxBodyBytes: 0, tool: "serptool", charge: {} });
+exact.set("/v1/tools/serptool/search", {
+  backend: "tools",
+  method: "GET",
+  label: "/v1/tools/serptool",
+  body: "none",
+  maxBodyBytes: 0,
+  tool: "serptool",
+  charge: {},
+});
 
 const modelRead: RouteTarget = { backend: "inference", method: "GET", label: "/v1/models/:model", body: "none", maxBodyBytes: 0 };
 const jobRead: RouteTarget = { backend: "jobs", method: "GET", label: "/v1/async", body: "none", maxBodyBytes: 0 };

@@ -34,7 +34,10 @@ const JobsEnv = JobTimingEnv.extend({
   NATS_URL: z.string().min(1),
   /** Path of a NATS credentials file (a .creds file or an NKey user seed), read by main.ts at start. */
   NATS_CREDS: z.preprocess((v) => (v === "" ? undefined : v), z.string().min(1).optional()),
-  NATS_NAMESPACE: z.string().regex(/^[a-z0-9]+$/).default("gw"),
+  NATS_NAMESPACE: z
+    .string()
+    .regex(/^[a-z0-9]+$/)
+    .default("gw"),
   GATEWAY_BODY_LIMIT_MB: z.coerce.number().positive().max(512).default(32),
   LOG_LEVEL: logLevel,
 });

@@ -37,7 +37,13 @@ interface Running {
 async function start(masterKey: string | undefined): Promise<Running> {
   const db = await createPgliteDb();
   const bus = createInProcessBus({ logger });
-  const service = createJobsService({ db, bus, logger, gateway, settings: { host: "127.0.0.1", port: 0, internalSecret: SECRET, bodyLimitBytes: 1 << 20, timings, masterKey } });
+  const service = createJobsService({
+    db,
+    bus,
+    logger,
+    gateway,
+    settings: { host: "127.0.0.1", port: 0, internalSecret: SECRET, bodyLimitBytes: 1 << 20, timings, masterKey },
+  });
   const { url } = await service.start();
   const works: JobWork[] = [];
   await bus.consume("jobs.work.inference", { durable: "inference" }, async (work) => void works.push(work));
@@ -72,10 +78,12 @@ async function until<T>(fn: () => T | undefined | Promise<T | undefined>, what: 
   }
 }
 
-const workOf = (running: Running, id: string, attempt: number) => until(() => running.works.find((w) => w.job_id === id && w.attempt === attempt), `attempt ${attempt}`);
+const workOf = (running: Running, id: string, attempt: number) =>
+  until(() => running.works.find((w) => w.job_id === id && w.attempt === attempt), `attempt ${attempt}`);
 const credentialsIn = (work: JobWork) => reader.read(work.credentials, work.identity.workspace_id);
 const rowOf = async (running: Running, id: string) =>
-  (await running.db.query<{ credentials: string | null; status: string }>("SELECT credentials::text AS credentials, status FROM jobs.jobs WHERE id = $1", [id])).rows[0];
+  (await running.db.query<{ credentials: string | null; status: string }>("SELECT credentials::text AS credentials, status FROM jobs.jobs WHERE id = $1", [id]))
+    .rows[0];
 const expire = (running: Running, id: string) => running.db.query("UPDATE jobs.jobs SET deadline_at = now() - interval '1 second' WHERE id = $1", [id]);
 
 describe("when the jobs service has a master key", () => {
@@ -96,7 +104,11 @@ describe("when the jobs service has a master key", () => {
 
     // Rotated through ingress while the first attempt runs: the retry carries the new key.
     const context = providerCredentialSealing.context(identity.workspace_id, "openai");
-    await gw.bus.enqueue("credentials.changed", { workspace_id: identity.workspace_id, provider: "openai", sealed: atRest.seal("sk-byok-rotated", context), version: 10 }, { msgId: "rotate" });
+    await gw.bus.enqueue(
+      "credentials.changed",
+      { workspace_id: identity.workspace_id, provider: "openai", sealed: atRest.seal("sk-byok-rotated", context), version: 10 },
+      { msgId: "rotate" },
+    );
     await until(async () => ((await rowOf(gw, id))?.credentials?.includes('"version": 10') ? true : undefined), "the rotation");
     await expire(gw, id);
     expect(credentialsIn(await workOf(gw, id, 2))).toEqual({ openai: "sk-byok-rotated" });
@@ -108,7 +120,10 @@ describe("when the jobs service has a master key", () => {
     expect((await workOf(gw, id, 3)).credentials).toBeUndefined();
 
     await gw.bus.enqueue("jobs.events", { job_id: id, status: "completed", attempt: 3, at: Date.now(), result: { data: [] } }, { msgId: `${id}:3:final` });
-    expect(await until(async () => ((await rowOf(gw, id))?.status === "completed" ? rowOf(gw, id) : undefined), "completion")).toEqual({ status: "completed", credentials: null });
+    expect(await until(async () => ((await rowOf(gw, id))?.status === "completed" ? rowOf(gw, id) : undefined), "completion")).toEqual({
+      status: "completed",
+      credentials: null,
+    });
   }, 30_000);
 
   it("then a kept credential that does not open fails the job with a clear error instead of running it with the platform's", async () => {
@@ -117,7 +132,11 @@ describe("when the jobs service has a master key", () => {
     await workOf(gw, id, 1);
     // A value sealed under another master key (ingress's differs from this service's).
     const foreign = new Sealer("some-other-master-key-0123456789abcdef", providerCredentialSealing.purpose).seal("sk-x", `${identity.workspace_id}/openai`);
-    await gw.bus.enqueue("credentials.changed", { workspace_id: identity.workspace_id, provider: "openai", sealed: foreign, version: 20 }, { msgId: "foreign" });
+    await gw.bus.enqueue(
+      "credentials.changed",
+      { workspace_id: identity.workspace_id, provider: "openai", sealed: foreign, version: 20 },
+      { msgId: "foreign" },
+    );
     await until(async () => ((await rowOf(gw, id))?.credentials?.includes('"version": 20') ? true : undefined), "the change");
     await expire(gw, id);
     const failed = await until(async () => {

@@ -24,7 +24,9 @@ describe("JobCredentials", () => {
   it("when the service has no master key, then a job with credentials is refused with a 503 saying what to set", () => {
     const credentials = new JobCredentials(undefined, SECRET);
     expect(credentials.canKeep).toBe(false);
-    expect(() => credentials.seal("ws_a", { openai: "sk" })).toThrow(expect.objectContaining({ status: 503, message: expect.stringContaining("GATEWAY_MASTER_KEY") }));
+    expect(() => credentials.seal("ws_a", { openai: "sk" })).toThrow(
+      expect.objectContaining({ status: 503, message: expect.stringContaining("GATEWAY_MASTER_KEY") }),
+    );
   });
 
   it("when a credential was removed, then the work carries none for it (the platform's is used, as for a new call)", () => {

@@ -174,7 +174,8 @@ describe("when a job's text holds \\u0000 or lone surrogates", () => {
 describe("when a job holds a workspace's own credentials", () => {
   const sealed = { openai: { sealed: "v1.sealed-at-rest", version: 0 } };
   const credentialsOf = async (id: string) =>
-    (await db.query<{ credentials: unknown; transit_credentials: unknown }>("SELECT credentials, transit_credentials FROM jobs.jobs WHERE id = $1", [id])).rows[0];
+    (await db.query<{ credentials: unknown; transit_credentials: unknown }>("SELECT credentials, transit_credentials FROM jobs.jobs WHERE id = $1", [id]))
+      .rows[0];
 
   it("then the statement that finishes it, completed, failed or failed overdue, also forgets them", async () => {
     const [done, failed, overdue] = [await created({ credentials: sealed }), await created({ credentials: sealed }), await created({ credentials: sealed })];
@@ -190,7 +191,11 @@ describe("when a job holds a workspace's own credentials", () => {
 
   it("then a change to a workspace's credential reaches its unfinished jobs only, and an older change never undoes a newer one", async () => {
     const ws = { ...identity, workspace_id: "ws_changes" };
-    const [open, bare, finished] = [await created({ identity: ws, credentials: sealed }), await created({ identity: ws }), await created({ identity: ws, credentials: sealed })];
+    const [open, bare, finished] = [
+      await created({ identity: ws, credentials: sealed }),
+      await created({ identity: ws }),
+      await created({ identity: ws, credentials: sealed }),
+    ];
     const other = await created({ credentials: sealed });
     await store.apply(event(finished.id, "completed", 1, { result: {} }));
     expect(await store.applyCredentialChange({ workspace_id: "ws_changes", provider: "openai", sealed: "v1.rotated", version: 20 })).toBe(2);
@@ -218,7 +223,13 @@ describe("when migration 0004 runs over jobs written before it", () => {
         old.query(
           `INSERT INTO jobs.jobs (id, workspace_id, key_id, route, request, status, result, error, credentials)
            VALUES ($1, 'ws', 'key', 'embeddings', $2, $3, $4, $5, 'v1.transit-header')`,
-          [id, JSON.stringify({ format: "json", body: { input: "é ☃ \ud83d\ude00 \\ \"q\"", n: [1, 2.5, null, true] } }), status, JSON.stringify({ ok: "yes" }), JSON.stringify(null)],
+          [
+            id,
+            JSON.stringify({ format: "json", body: { input: 'é ☃ \ud83d\ude00 \\ "q"', n: [1, 2.5, null, true] } }),
+            status,
+            JSON.stringify({ ok: "yes" }),
+            JSON.stringify(null),
+          ],
         );
       await insert("job_open", "processing");
       await insert("job_done", "completed");
@@ -226,7 +237,7 @@ describe("when migration 0004 runs over jobs written before it", () => {
       const oldStore = new JobStore(old, TIMEOUT_MS);
       for (const id of ["job_open", "job_done"]) {
         expect(await oldStore.read(id, "embeddings", "ws"), id).toMatchObject({
-          request: { format: "json", body: { input: "é ☃ \ud83d\ude00 \\ \"q\"", n: [1, 2.5, null, true] } },
+          request: { format: "json", body: { input: 'é ☃ \ud83d\ude00 \\ "q"', n: [1, 2.5, null, true] } },
           result: { ok: "yes" },
           error: null,
         });

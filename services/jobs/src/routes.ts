@@ -41,18 +41,23 @@ export function mountJobRoutes(app: Express, deps: JobRoutesDeps): void {
   const json = jsonBody(deps.bodyLimit);
   const raw = rawBody(deps.bodyLimit);
 
-  app.post("/v1/async/*route", routeLabel("/v1/async"), (req, res, next) => {
-    const spec = asyncModelRoutes[asyncRouteOf(req)];
-    if (!spec) return next(unknownAsyncRoute(req));
-    (spec.schema ? json : raw)(req, res, next);
-  }, async (req, res) => {
-    const route = asyncRouteOf(req);
-    const spec = asyncModelRoutes[route]!;
-    const identity = res.locals.identity as Identity;
-    const { request, hashInput } = await readAsyncRequest(req, spec, identity, deps.catalog);
-    const outcome = await create(deps, req, route, request, hashInput);
-    res.status(202).json({ id: outcome.id, status: outcome.status, created_at: unixSeconds(outcome.created_at) });
-  });
+  app.post(
+    "/v1/async/*route",
+    routeLabel("/v1/async"),
+    (req, res, next) => {
+      const spec = asyncModelRoutes[asyncRouteOf(req)];
+      if (!spec) return next(unknownAsyncRoute(req));
+      (spec.schema ? json : raw)(req, res, next);
+    },
+    async (req, res) => {
+      const route = asyncRouteOf(req);
+      const spec = asyncModelRoutes[route]!;
+      const identity = res.locals.identity as Identity;
+      const { request, hashInput } = await readAsyncRequest(req, spec, identity, deps.catalog);
+      const outcome = await create(deps, req, route, request, hashInput);
+      res.status(202).json({ id: outcome.id, status: outcome.status, created_at: unixSeconds(outcome.created_at) });
+    },
+  );
 
   app.get("/v1/async/*route", routeLabel("/v1/async"), async (req, res) => {
     const segments = asyncRouteOf(req).split("/");
@@ -102,7 +107,10 @@ function asyncRouteOf(req: Request): string {
 }
 
 function unknownAsyncRoute(req: Request): GatewayError {
-  return new GatewayError("not_found", `There is no async route at ${req.path}. Async routes are /v1/async/<route> for: ${Object.keys(asyncModelRoutes).join(", ")}`);
+  return new GatewayError(
+    "not_found",
+    `There is no async route at ${req.path}. Async routes are /v1/async/<route> for: ${Object.keys(asyncModelRoutes).join(", ")}`,
+  );
 }
 
 function jobNotFound(id: string): GatewayError {
@@ -127,7 +135,15 @@ async function readAsyncRequest(
     // A resent form has a new boundary: its identity is its entries, files by their digest.
     const entries = await Promise.all(
       upload.entries.map(async ([name, value]) =>
-        typeof value === "string" ? [name, value] : [name, value.type, createHash("sha256").update(Buffer.from(await value.arrayBuffer())).digest("hex")],
+        typeof value === "string"
+          ? [name, value]
+          : [
+              name,
+              value.type,
+              createHash("sha256")
+                .update(Buffer.from(await value.arrayBuffer()))
+                .digest("hex"),
+            ],
       ),
     );
     return { request: { format: "multipart", content_type: req.get("content-type")!, base64: body.toString("base64") }, hashInput: JSON.stringify(entries) };
@@ -135,13 +151,20 @@ async function readAsyncRequest(
   const parsed = spec.schema.safeParse(req.body);
   if (!parsed.success) throw fromZodError(parsed.error);
   if (parsed.data.stream === true) throw streamRefused();
-  if (parsed.data.stream_format === "sse") throw new GatewayError("invalid_request", "stream_format sse is not supported on async routes; the job's result is the whole audio", { param: "stream_format" });
+  if (parsed.data.stream_format === "sse")
+    throw new GatewayError("invalid_request", "stream_format sse is not supported on async routes; the job's result is the whole audio", {
+      param: "stream_format",
+    });
   catalog.resolve(identity, parsed.data.model, spec.modelType);
   return { request: { format: "json", body: req.body }, hashInput: JSON.stringify(req.body) };
 }
 
 function streamRefused(): GatewayError {
-  return new GatewayError("invalid_request", "stream: true is not supported on async routes; poll the job for its whole result, or call the regular route to stream", { param: "stream" });
+  return new GatewayError(
+    "invalid_request",
+    "stream: true is not supported on async routes; poll the job for its whole result, or call the regular route to stream",
+    { param: "stream" },
+  );
 }
 
 const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;

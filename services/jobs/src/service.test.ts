@@ -21,7 +21,13 @@ afterAll(() => db?.close());
 
 const start = async () => {
   const bus = createInProcessBus({ logger });
-  const service = createJobsService({ db, bus, logger, gateway, settings: { host: "127.0.0.1", port: 0, internalSecret: "s".repeat(32), bodyLimitBytes: 1 << 20, timings } });
+  const service = createJobsService({
+    db,
+    bus,
+    logger,
+    gateway,
+    settings: { host: "127.0.0.1", port: 0, internalSecret: "s".repeat(32), bodyLimitBytes: 1 << 20, timings },
+  });
   await service.start();
   return { bus, service };
 };
@@ -32,7 +38,13 @@ describe("when the embedded default restarts with jobs whose work was only in me
     const store = new JobStore(db, timings.attemptTimeoutMs);
     const identity = { workspace_id: "ws", key_id: "key", plan: "pro" as const, models: [["*"]], tools: [] };
     const make = async (n: number) => {
-      const outcome = await store.create({ id: `job_${String(n).padStart(32, "0")}`, route: "embeddings", identity, request: { format: "json", body: { model: "m", input: "x" } }, requestHash: "h" });
+      const outcome = await store.create({
+        id: `job_${String(n).padStart(32, "0")}`,
+        route: "embeddings",
+        identity,
+        request: { format: "json", body: { model: "m", input: "x" } },
+        requestHash: "h",
+      });
       await store.markDispatched(outcome.job.id, 1);
       return outcome.job.id;
     };

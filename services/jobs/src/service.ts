@@ -65,7 +65,15 @@ export function createJobsService(deps: JobsDeps): JobsService {
     internalSecret: settings.internalSecret,
     checks: { postgres: () => deps.db.ping(), nats: () => deps.bus.ping() },
     mount(app) {
-      mountJobRoutes(app, { store, credentials, dispatcher, catalog, bus: deps.bus, bodyLimit: `${settings.bodyLimitBytes}b`, maxMessageBytes: () => deps.bus.maxPayloadBytes });
+      mountJobRoutes(app, {
+        store,
+        credentials,
+        dispatcher,
+        catalog,
+        bus: deps.bus,
+        bodyLimit: `${settings.bodyLimitBytes}b`,
+        maxMessageBytes: () => deps.bus.maxPayloadBytes,
+      });
     },
   });
   return {
@@ -87,7 +95,10 @@ export function createJobsService(deps: JobsDeps): JobsService {
       // the change, so every later attempt runs with the current credentials (none, once deleted).
       credentialChanges = await deps.bus.consume("credentials.changed", { durable: "jobs", maxDeliver: 20 }, async (change) => {
         const jobs = await store.applyCredentialChange(change);
-        logger.info({ workspace: change.workspace_id, provider: change.provider, removed: !change.sealed, jobs }, "jobs: a workspace's provider credential changed");
+        logger.info(
+          { workspace: change.workspace_id, provider: change.provider, removed: !change.sealed, jobs },
+          "jobs: a workspace's provider credential changed",
+        );
       });
       dispatcher.start();
       return { url: (await http.start()).url };

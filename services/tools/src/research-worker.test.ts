@@ -11,7 +11,11 @@ import { instantRetry } from "./route-test-service";
 /** The research worker on the in-process bus, in front of the Tavily emulator, as jobs hands it work. */
 const PLATFORM_KEY = "tvly-platform-worker-test";
 const SECRET = "research-worker-test-internal-secret";
-const plans = { plus: { requests_per_minute: 1, tokens_per_minute: 1 }, pro: { requests_per_minute: 1, tokens_per_minute: 1 }, enterprise: { requests_per_minute: 1, tokens_per_minute: 1 } };
+const plans = {
+  plus: { requests_per_minute: 1, tokens_per_minute: 1 },
+  pro: { requests_per_minute: 1, tokens_per_minute: 1 },
+  enterprise: { requests_per_minute: 1, tokens_per_minute: 1 },
+};
 const identity: Identity = { workspace_id: "ws_research", key_id: "key_1", plan: "enterprise", models: [["*"]], tools: ["webtool"] };
 const logger = createLogger({ service: "research-worker-test", level: "silent" });
 const agent = createUpstreamAgent();
@@ -71,7 +75,10 @@ const sealedFor = (workspaceId: string, credentials: Record<string, string>) =>
 describe("when a research job carries the workspace's own credentials", () => {
   it("then credentials that do not open fail the job, saying so, and the platform's credential is never used instead", async () => {
     const final = await run("v1.not.a.sealed-value");
-    expect(final).toMatchObject({ status: "failed", error: { error: { code: "provider_not_configured", message: expect.stringContaining("could not be opened") } } });
+    expect(final).toMatchObject({
+      status: "failed",
+      error: { error: { code: "provider_not_configured", message: expect.stringContaining("could not be opened") } },
+    });
     // Sealed for another workspace: the same.
     expect(await run(sealedFor("ws_other", { webtool: "tvly-own" }))).toMatchObject({ status: "failed" });
     expect(up.requests).toHaveLength(0);
@@ -79,7 +86,10 @@ describe("when a research job carries the workspace's own credentials", () => {
 
   it("then a credential the provider refuses fails the job at once with the workspace's 424, tried once", async () => {
     const final = await run(sealedFor(identity.workspace_id, { webtool: "tvly-workspace-refused" }));
-    expect(final).toMatchObject({ status: "failed", error: { error: { code: "provider_credential_refused", message: expect.stringContaining("refused this workspace's own credential") } } });
+    expect(final).toMatchObject({
+      status: "failed",
+      error: { error: { code: "provider_credential_refused", message: expect.stringContaining("refused this workspace's own credential") } },
+    });
     expect(up.requests.map((r) => r.headers.authorization)).toEqual(["Bearer tvly-workspace-refused"]);
   });
 });

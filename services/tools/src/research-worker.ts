@@ -143,7 +143,8 @@ export async function startResearchWorker(options: ResearchWorkerOptions): Promi
       try {
         await run(work, meta);
       } catch (err) {
-        if (!stopping.signal.aborted) logger.warn({ job: work.job_id, delivery: meta.deliveryCount, err }, "research: a job failed for now; it will be delivered again");
+        if (!stopping.signal.aborted)
+          logger.warn({ job: work.job_id, delivery: meta.deliveryCount, err }, "research: a job failed for now; it will be delivered again");
         throw err;
       }
     },

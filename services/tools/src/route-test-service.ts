@@ -41,12 +41,20 @@ export interface ToolTestUpstream {
   timeoutMs?: number;
 }
 
-export async function startToolRouteTestService(options: { upstreams: Partial<Record<"webtool" | "serptool", ToolTestUpstream>> }): Promise<ToolRouteTestService> {
+export async function startToolRouteTestService(options: {
+  upstreams: Partial<Record<"webtool" | "serptool", ToolTestUpstream>>;
+}): Promise<ToolRouteTestService> {
   const gateway = GatewayConfig.parse({
     providers: Object.fromEntries(
       Object.entries(options.upstreams).map(([name, up]) => [
         name,
-        { kind: up.kind, base_url: up.url, api_key_env: `TOOLS_TEST_${name.toUpperCase()}_KEY`, max_retries: up.maxRetries ?? 0, timeout_ms: up.timeoutMs ?? 10_000 },
+        {
+          kind: up.kind,
+          base_url: up.url,
+          api_key_env: `TOOLS_TEST_${name.toUpperCase()}_KEY`,
+          max_retries: up.maxRetries ?? 0,
+          timeout_ms: up.timeoutMs ?? 10_000,
+        },
       ]),
     ),
     plans: { plus: limits, pro: limits, enterprise: limits },

@@ -11,7 +11,11 @@ import { instantRetry, startToolRouteTestService, type ToolRouteTestService } fr
 import { createToolsService } from "./service";
 import { credentialAware, resolveToolUpstream } from "./tool-upstream";
 
-const plans = { plus: { requests_per_minute: 1, tokens_per_minute: 1 }, pro: { requests_per_minute: 1, tokens_per_minute: 1 }, enterprise: { requests_per_minute: 1, tokens_per_minute: 1 } };
+const plans = {
+  plus: { requests_per_minute: 1, tokens_per_minute: 1 },
+  pro: { requests_per_minute: 1, tokens_per_minute: 1 },
+  enterprise: { requests_per_minute: 1, tokens_per_minute: 1 },
+};
 const gateway = GatewayConfig.parse({
   providers: {
     webtool: { kind: "tavily", base_url: "http://127.0.0.1:9/", api_key_env: "TV", timeout_ms: 1234, max_retries: 3, headers: { "x-extra": "1" } },
@@ -51,10 +55,22 @@ describe("when the tools service starts with a tool provider of the wrong kind",
     const wrong = GatewayConfig.parse({ providers: { serptool: { kind: "openai", base_url: "http://127.0.0.1:9" } }, plans });
     const logger = createLogger({ service: "t", level: "silent", destination: new Writable({ write: (_c, _e, done) => done() }) });
     expect(() =>
-      createToolsService({ settings: { host: "127.0.0.1", port: 0, internalSecret: "s" }, gateway: wrong, secrets: {}, bus: createInProcessBus({ logger }), logger }),
+      createToolsService({
+        settings: { host: "127.0.0.1", port: 0, internalSecret: "s" },
+        gateway: wrong,
+        secrets: {},
+        bus: createInProcessBus({ logger }),
+        logger,
+      }),
     ).toThrow(ConfigError);
     expect(() =>
-      createToolsService({ settings: { host: "127.0.0.1", port: 0, internalSecret: "s" }, gateway: wrong, secrets: {}, bus: createInProcessBus({ logger }), logger }),
+      createToolsService({
+        settings: { host: "127.0.0.1", port: 0, internalSecret: "s" },
+        gateway: wrong,
+        secrets: {},
+        bus: createInProcessBus({ logger }),
+        logger,
+      }),
     ).toThrow(/providers\.serptool\.kind/);
   });
 });
@@ -69,7 +85,9 @@ describe("when a tool is missing from the configuration or has no credential", (
   it("then its routes answer 404 (not configured) or 503 (no credential) in the OpenAI envelope, after validation", async () => {
     const serp = await service.get("/v1/tools/serptool/search?q=x");
     expect(serp.status).toBe(404);
-    expect(serp.body).toEqual({ error: { message: "The tool `serptool` is not configured on this gateway", type: "invalid_request_error", param: null, code: "not_found" } });
+    expect(serp.body).toEqual({
+      error: { message: "The tool `serptool` is not configured on this gateway", type: "invalid_request_error", param: null, code: "not_found" },
+    });
     const web = await service.post("/v1/tools/webtool/search", { query: "x" });
     expect(web.status).toBe(503);
     expect(web.body.error).toMatchObject({ code: "provider_not_configured", message: "The tool `webtool` has no provider credential configured" });
@@ -99,7 +117,11 @@ describe("credentialAware", () => {
   });
 
   it("when a workspace's own account is out of quota, then the message says it is the workspace's, not the operator's", () => {
-    const quota = new GatewayError("upstream_rate_limited", "contact the gateway's operator", { type: "insufficient_quota", headers: { "x-should-retry": "false" }, retryable: false });
+    const quota = new GatewayError("upstream_rate_limited", "contact the gateway's operator", {
+      type: "insufficient_quota",
+      headers: { "x-should-retry": "false" },
+      retryable: false,
+    });
     const mapped = credentialAware(upstream(true), 432, quota);
     expect(mapped).toMatchObject({ status: 429, type: "insufficient_quota", retryable: false, headers: { "x-should-retry": "false" } });
     expect(mapped.message).toContain("this workspace's own credential");
@@ -149,9 +171,15 @@ describe("when a workspace's own tool credential is refused by the provider", ()
   });
 
   it("then webtool and serptool answer the non-retryable 424 naming the tool, after one upstream call each", async () => {
-    const web = await fetch(`${url}/v1/tools/webtool/search`, { method: "POST", headers: headers({ webtool: "tvly-revoked" }), body: JSON.stringify({ query: "x" }) });
+    const web = await fetch(`${url}/v1/tools/webtool/search`, {
+      method: "POST",
+      headers: headers({ webtool: "tvly-revoked" }),
+      body: JSON.stringify({ query: "x" }),
+    });
     expect(web.status).toBe(424);
-    expect(await web.json()).toMatchObject({ error: { code: "provider_credential_refused", message: expect.stringContaining("`webtool` refused this workspace's own credential") } });
+    expect(await web.json()).toMatchObject({
+      error: { code: "provider_credential_refused", message: expect.stringContaining("`webtool` refused this workspace's own credential") },
+    });
     const search = await fetch(`${url}/v1/tools/serptool/search?q=x`, { headers: headers({ serptool: "serp-revoked" }) });
     expect(search.status).toBe(424);
     expect(await search.json()).toMatchObject({ error: { code: "provider_credential_refused", message: expect.stringContaining("`serptool`") } });

@@ -41,8 +41,16 @@ export const place = (route: PublicRoute, top = true): fc.Arbitrary<Place> =>
     ...(top ? [fc.constant<Place>({ at: "top" })] : []),
   );
 
-export const describePlace = (p: Place) => (p.at === "field" ? `in known field ${p.path}` : p.at === "unknown" ? "in unknown field x_fuzz" : "as the whole body");
+export const describePlace = (p: Place) =>
+  p.at === "field" ? `in known field ${p.path}` : p.at === "unknown" ? "in unknown field x_fuzz" : "as the whole body";
 
-export function jsonCase(cls: string, mayRelay: boolean, route: PublicRoute, body: Buffer, note: string, headers: Record<string, string> = JSON_TYPE): FuzzCase {
+export function jsonCase(
+  cls: string,
+  mayRelay: boolean,
+  route: PublicRoute,
+  body: Buffer,
+  note: string,
+  headers: Record<string, string> = JSON_TYPE,
+): FuzzCase {
   return fuzzCase({ cls, mayRelay, method: route.method, target: route.path, envelope: exact(route), key: "valid", headers, body, note });
 }

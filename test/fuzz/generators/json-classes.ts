@@ -52,7 +52,11 @@ export const malformedJson: FuzzClass = {
       rm: routeAndModel(jsonRoutes),
       how: fc.oneof(
         fc.record({ kind: fc.constant("truncate" as const), at: fc.nat() }),
-        fc.record({ kind: fc.constant("insert" as const), at: fc.nat(), junk: fc.constantFrom("{", "}", "[", "]", ",", ":", '"', "\\", "'", "NaN", "//", "\u0000") }),
+        fc.record({
+          kind: fc.constant("insert" as const),
+          at: fc.nat(),
+          junk: fc.constantFrom("{", "}", "[", "]", ",", ":", '"', "\\", "'", "NaN", "//", "\u0000"),
+        }),
         fc.record({ kind: fc.constant("fixed" as const), i: fc.nat() }),
         fc.record({ kind: fc.constant("bytes" as const), bytes: fc.uint8Array({ maxLength: 256 }) }),
         fc.record({ kind: fc.constant("bom" as const) }),
@@ -93,7 +97,13 @@ export const wrongType: FuzzClass = {
   arbitrary: routeAndModel(jsonRoutes)
     .chain(({ route, model }) => fc.record({ route: fc.constant(route), model: fc.constant(model), where: place(route), value: fc.jsonValue({ maxDepth: 3 }) }))
     .map(({ route, model, where, value }) =>
-      jsonCase("wrong-type", true, route, withValue(route.valid(model), where, JSON.stringify(value) ?? "null"), `${JSON.stringify(value).slice(0, 80)} ${describePlace(where)}`),
+      jsonCase(
+        "wrong-type",
+        true,
+        route,
+        withValue(route.valid(model), where, JSON.stringify(value) ?? "null"),
+        `${JSON.stringify(value).slice(0, 80)} ${describePlace(where)}`,
+      ),
     ),
 };
 
@@ -131,7 +141,13 @@ export const deepNesting: FuzzClass = {
       }),
     )
     .map(({ route, model, where, depth, kind }) =>
-      jsonCase("deep-nesting", true, route, withValue(route.valid(model), where, nested(depth, kind)), `${depth} levels of ${kind} nesting ${describePlace(where)}`),
+      jsonCase(
+        "deep-nesting",
+        true,
+        route,
+        withValue(route.valid(model), where, nested(depth, kind)),
+        `${depth} levels of ${kind} nesting ${describePlace(where)}`,
+      ),
     ),
 };
 
@@ -179,7 +195,15 @@ export const badStrings: FuzzClass = {
         // serptool: the bytes percent-encoded into a query parameter, as a client would send them.
         const encoded = [...Buffer.concat(new Array<Buffer>(repeat).fill(bad.bytes))].map((b) => `%${b.toString(16).padStart(2, "0").toUpperCase()}`).join("");
         const param = where === "key name" ? `${encoded}=x&q=fuzz` : `q=ab${encoded}cd`;
-        return fuzzCase({ cls: "bad-strings", mayRelay: true, method: "GET", target: `${route.path}?${param}&engine=google`, envelope: "openai", key: "valid", note: `${note} (percent-encoded query)` });
+        return fuzzCase({
+          cls: "bad-strings",
+          mayRelay: true,
+          method: "GET",
+          target: `${route.path}?${param}&engine=google`,
+          envelope: "openai",
+          key: "valid",
+          note: `${note} (percent-encoded query)`,
+        });
       }
       const valid = route.valid(model);
       if (route.body === "multipart") {

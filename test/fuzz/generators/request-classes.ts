@@ -145,7 +145,26 @@ const oddPathTexts = [
   "/v1/\xff\xfe",
   "/v1/chat/completions\\..\\x",
 ];
-const segments = ["chat", "completions", "async", "tools", "webtool", "serptool", "research", "models", "messages", "..", ".", "", "%2F", "%2e%2e", "%00", "job_x", "%C0%AF", "x"];
+const segments = [
+  "chat",
+  "completions",
+  "async",
+  "tools",
+  "webtool",
+  "serptool",
+  "research",
+  "models",
+  "messages",
+  "..",
+  ".",
+  "",
+  "%2F",
+  "%2e%2e",
+  "%00",
+  "job_x",
+  "%C0%AF",
+  "x",
+];
 
 export const oddPath: FuzzClass = {
   name: "odd-path",
@@ -175,7 +194,19 @@ export const oddPath: FuzzClass = {
     ),
 };
 
-const badKeys = ["missing", "empty-bearer", "bearer-only", "basic", "malformed", "unknown", "revoked", "disabled", "long", "latin1", "two-keys"] as const satisfies readonly KeyChoice[];
+const badKeys = [
+  "missing",
+  "empty-bearer",
+  "bearer-only",
+  "basic",
+  "malformed",
+  "unknown",
+  "revoked",
+  "disabled",
+  "long",
+  "latin1",
+  "two-keys",
+] as const satisfies readonly KeyChoice[];
 
 export const keys: FuzzClass = {
   name: "keys",
@@ -183,7 +214,12 @@ export const keys: FuzzClass = {
   weight: 8,
   arbitrary: fc.record({ rm: routeAndModel(publicRoutes), key: fc.constantFrom(...badKeys) }).map(({ rm: { route, model }, key }) => {
     const target = route.jobRoute ? `${route.path}/job_00000000000000000000000000000000` : route.path;
-    const body = route.body === "json" ? Buffer.from(JSON.stringify(route.valid(model))) : route.body === "multipart" ? multipart("fuzzboundary", transcriptionParts(route.valid(model))) : undefined;
+    const body =
+      route.body === "json"
+        ? Buffer.from(JSON.stringify(route.valid(model)))
+        : route.body === "multipart"
+          ? multipart("fuzzboundary", transcriptionParts(route.valid(model)))
+          : undefined;
     const headers: Record<string, string> =
       route.body === "json" ? JSON_TYPE : route.body === "multipart" ? { "content-type": "multipart/form-data; boundary=fuzzboundary" } : {};
     return fuzzCase({

@@ -53,7 +53,14 @@ export const contentType: FuzzClass = {
         empty: Buffer.alloc(0),
       };
       const headers: Record<string, string> = type === undefined ? {} : { "content-type": type };
-      return jsonCase("content-type", false, route, bodies[shape], `${shape} body sent as ${type === undefined ? "no content-type" : JSON.stringify(type.slice(0, 60))}`, headers);
+      return jsonCase(
+        "content-type",
+        false,
+        route,
+        bodies[shape],
+        `${shape} body sent as ${type === undefined ? "no content-type" : JSON.stringify(type.slice(0, 60))}`,
+        headers,
+      );
     }),
 };
 
@@ -84,7 +91,10 @@ export const contentEncoding: FuzzClass = {
       } else if (how === "plain-but-labelled") body = plain;
       else body = zipBomb(coding);
       const encoding = label ?? coding;
-      return jsonCase("content-encoding", false, route, body, `${how} ${coding} body labelled content-encoding: ${encoding}`, { ...JSON_TYPE, "content-encoding": encoding });
+      return jsonCase("content-encoding", false, route, body, `${how} ${coding} body labelled content-encoding: ${encoding}`, {
+        ...JSON_TYPE,
+        "content-encoding": encoding,
+      });
     }),
 };
 
@@ -117,7 +127,10 @@ export const oddHeaders: FuzzClass = {
       ),
     })
     .map(({ rm: { route, model }, header: [name, value] }) =>
-      jsonCase("odd-headers", true, route, Buffer.from(JSON.stringify(route.valid(model))), `header ${name}: ${JSON.stringify(value.slice(0, 40))}`, { ...JSON_TYPE, [name]: value }),
+      jsonCase("odd-headers", true, route, Buffer.from(JSON.stringify(route.valid(model))), `header ${name}: ${JSON.stringify(value.slice(0, 40))}`, {
+        ...JSON_TYPE,
+        [name]: value,
+      }),
     ),
 };
 

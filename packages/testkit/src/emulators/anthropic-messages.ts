@@ -1,6 +1,4 @@
-import {
-  applyStop, countTokens, fragments, isRecord, jsonTokens, limitTokens, pieces, randomId, valueForSchema,
-} from "./synthetic";
+import { applyStop, countTokens, fragments, isRecord, jsonTokens, limitTokens, pieces, randomId, valueForSchema } from "./synthetic";
 import type { JsonObject } from "./synthetic";
 
 /**
@@ -13,9 +11,7 @@ import type { JsonObject } from "./synthetic";
  * no text before the tool_use block, because the API prefills the turn to force the tool.
  */
 
-type Block =
-  | { type: "text"; text: string }
-  | { type: "tool_use"; id: string; name: string; input: unknown; json: string };
+type Block = { type: "text"; text: string } | { type: "tool_use"; id: string; name: string; input: unknown; json: string };
 
 export interface MessagePlan {
   model: string;
@@ -53,10 +49,7 @@ export function planMessage(body: JsonObject): MessagePlan {
   const messages = Array.isArray(body.messages) ? body.messages.filter(isRecord) : [];
   const lastUser = [...messages].reverse().find((m) => m.role === "user");
   const text = lastUser ? contentText(lastUser.content) : "";
-  const inputTokens = Math.max(
-    1,
-    countTokens(contentText(body.system)) + messages.reduce((n, m) => n + countTokens(contentText(m.content)), 0),
-  );
+  const inputTokens = Math.max(1, countTokens(contentText(body.system)) + messages.reduce((n, m) => n + countTokens(contentText(m.content)), 0));
   const model = typeof body.model === "string" ? body.model : "";
   const tools = customTools(body.tools);
   const choice = isRecord(body.tool_choice) ? body.tool_choice : { type: "auto" };
@@ -90,7 +83,10 @@ export function planMessage(body: JsonObject): MessagePlan {
 }
 
 function outputTokens(blocks: Block[]): number {
-  return Math.max(1, blocks.reduce((n, b) => n + (b.type === "text" ? countTokens(b.text) : jsonTokens(b.json)), 0));
+  return Math.max(
+    1,
+    blocks.reduce((n, b) => n + (b.type === "text" ? countTokens(b.text) : jsonTokens(b.json)), 0),
+  );
 }
 
 function usage(plan: MessagePlan, outputTokensValue: number): JsonObject {
@@ -107,16 +103,20 @@ function usage(plan: MessagePlan, outputTokensValue: number): JsonObject {
 }
 
 function blockBody(b: Block): JsonObject {
-  return b.type === "text"
-    ? { type: "text", text: b.text, citations: null }
-    : { type: "tool_use", id: b.id, name: b.name, input: b.input };
+  return b.type === "text" ? { type: "text", text: b.text, citations: null } : { type: "tool_use", id: b.id, name: b.name, input: b.input };
 }
 
 export function message(plan: MessagePlan, id: string): JsonObject {
   return {
-    id, type: "message", role: "assistant", model: plan.model,
+    id,
+    type: "message",
+    role: "assistant",
+    model: plan.model,
     content: plan.blocks.map(blockBody),
-    stop_reason: plan.stopReason, stop_sequence: plan.stopSequence, stop_details: null, container: null,
+    stop_reason: plan.stopReason,
+    stop_sequence: plan.stopSequence,
+    stop_details: null,
+    container: null,
     usage: usage(plan, plan.outputTokens),
   };
 }
@@ -127,29 +127,36 @@ const frame = (data: JsonObject) => `event: ${String(data.type)}\ndata: ${JSON.s
 export function messageFrames(plan: MessagePlan, id: string): string[] {
   const frames: string[] = [];
   const start = message(plan, id);
-  frames.push(frame({
-    type: "message_start",
-    message: { ...start, content: [], stop_reason: null, stop_sequence: null, usage: usage(plan, 1) },
-  }));
+  frames.push(
+    frame({
+      type: "message_start",
+      message: { ...start, content: [], stop_reason: null, stop_sequence: null, usage: usage(plan, 1) },
+    }),
+  );
   plan.blocks.forEach((b, index) => {
     const contentBlock = b.type === "text" ? { type: "text", text: "" } : { type: "tool_use", id: b.id, name: b.name, input: {} };
     frames.push(frame({ type: "content_block_start", index, content_block: contentBlock }));
     if (index === 0) frames.push(frame({ type: "ping" })); // the API pings right after the first block opens
-    const deltas = b.type === "text"
-      ? pieces(b.text).map((t) => ({ type: "text_delta", text: t }))
-      : ["", ...fragments(b.json)].map((p) => ({ type: "input_json_delta", partial_json: p }));
+    const deltas =
+      b.type === "text"
+        ? pieces(b.text).map((t) => ({ type: "text_delta", text: t }))
+        : ["", ...fragments(b.json)].map((p) => ({ type: "input_json_delta", partial_json: p }));
     for (const delta of deltas) frames.push(frame({ type: "content_block_delta", index, delta }));
     frames.push(frame({ type: "content_block_stop", index }));
   });
-  frames.push(frame({
-    type: "message_delta",
-    delta: { stop_reason: plan.stopReason, stop_sequence: plan.stopSequence },
-    // Cumulative counts for the whole message, as the API sends them.
-    usage: {
-      input_tokens: plan.inputTokens, cache_creation_input_tokens: 0, cache_read_input_tokens: 0,
-      output_tokens: plan.outputTokens,
-    },
-  }));
+  frames.push(
+    frame({
+      type: "message_delta",
+      delta: { stop_reason: plan.stopReason, stop_sequence: plan.stopSequence },
+      // Cumulative counts for the whole message, as the API sends them.
+      usage: {
+        input_tokens: plan.inputTokens,
+        cache_creation_input_tokens: 0,
+        cache_read_input_tokens: 0,
+        output_tokens: plan.outputTokens,
+      },
+    }),
+  );
   frames.push(frame({ type: "message_stop" }));
   return frames;
 }

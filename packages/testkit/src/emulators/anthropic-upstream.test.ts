@@ -28,25 +28,34 @@ async function rawStream(body: object, headers: Record<string, string> = {}): Pr
     body: JSON.stringify({ ...body, stream: true }),
   });
   expect(res.headers.get("content-type")).toMatch(/^text\/event-stream/);
-  return (await res.text()).split("\n\n").filter(Boolean).map((frame) => {
-    const [eventLine, dataLine, ...rest] = frame.split("\n");
-    expect(rest).toEqual([]);
-    expect(eventLine).toMatch(/^event: /);
-    expect(dataLine).toMatch(/^data: /);
-    const data = JSON.parse(dataLine?.slice(6) ?? "") as Record<string, unknown>;
-    expect(data.type).toBe(eventLine?.slice(7)); // the data's type always repeats the event name
-    return [eventLine?.slice(7) ?? "", data];
-  });
+  return (await res.text())
+    .split("\n\n")
+    .filter(Boolean)
+    .map((frame) => {
+      const [eventLine, dataLine, ...rest] = frame.split("\n");
+      expect(rest).toEqual([]);
+      expect(eventLine).toMatch(/^event: /);
+      expect(dataLine).toMatch(/^data: /);
+      const data = JSON.parse(dataLine?.slice(6) ?? "") as Record<string, unknown>;
+      expect(data.type).toBe(eventLine?.slice(7)); // the data's type always repeats the event name
+      return [eventLine?.slice(7) ?? "", data];
+    });
 }
 
 describe("messages", () => {
   it("when a message is created, then it echoes the last user turn in a Message with usage", async () => {
     const msg = await client.messages.create({
-      model: "claude-test-model", max_tokens: 100, system: "Be brief",
+      model: "claude-test-model",
+      max_tokens: 100,
+      system: "Be brief",
       messages: [{ role: "user", content: "Hello Claude" }],
     });
     expect(msg).toMatchObject({
-      type: "message", role: "assistant", model: "claude-test-model", stop_reason: "end_turn", stop_sequence: null,
+      type: "message",
+      role: "assistant",
+      model: "claude-test-model",
+      stop_reason: "end_turn",
+      stop_sequence: null,
       content: [{ type: "text", text: "Echo: Hello Claude" }],
       usage: { input_tokens: 4, output_tokens: 3, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 },
     });
@@ -59,7 +68,10 @@ describe("messages", () => {
 
   it("when stop_sequences or max_tokens cut the text, then stop_reason says which", async () => {
     const stopped = await client.messages.create({
-      model: "m", max_tokens: 100, stop_sequences: ["three"], messages: [{ role: "user", content: "one two three four" }],
+      model: "m",
+      max_tokens: 100,
+      stop_sequences: ["three"],
+      messages: [{ role: "user", content: "one two three four" }],
     });
     expect(stopped).toMatchObject({ stop_reason: "stop_sequence", stop_sequence: "three", content: [{ text: "Echo: one two " }] });
     const short = await client.messages.create({ model: "m", max_tokens: 2, messages: [{ role: "user", content: "one two three" }] });
@@ -93,7 +105,10 @@ describe("messages", () => {
 describe("tool use", () => {
   it("when tools are offered with tool_choice auto, then a text block precedes parallel tool_use blocks", async () => {
     const msg = await client.messages.create({
-      model: "m", max_tokens: 100, tools: [weather, clock], messages: [{ role: "user", content: "Oslo" }],
+      model: "m",
+      max_tokens: 100,
+      tools: [weather, clock],
+      messages: [{ role: "user", content: "Oslo" }],
     });
     expect(msg.stop_reason).toBe("tool_use");
     expect(msg.content.map((b) => b.type)).toEqual(["text", "tool_use", "tool_use"]);
@@ -105,12 +120,18 @@ describe("tool use", () => {
 
   it("when tool_choice forces a tool, then only tool_use comes back; disable_parallel_tool_use keeps one", async () => {
     const named = await client.messages.create({
-      model: "m", max_tokens: 100, tools: [weather, clock], tool_choice: { type: "tool", name: "get_time" },
+      model: "m",
+      max_tokens: 100,
+      tools: [weather, clock],
+      tool_choice: { type: "tool", name: "get_time" },
       messages: [{ role: "user", content: "now" }],
     });
     expect(named.content).toEqual([expect.objectContaining({ type: "tool_use", name: "get_time", input: {} })]);
     const any = await client.messages.create({
-      model: "m", max_tokens: 100, tools: [weather, clock], tool_choice: { type: "any", disable_parallel_tool_use: true },
+      model: "m",
+      max_tokens: 100,
+      tools: [weather, clock],
+      tool_choice: { type: "any", disable_parallel_tool_use: true },
       messages: [{ role: "user", content: "now" }],
     });
     expect(any.content.map((b) => b.type)).toEqual(["tool_use"]);
@@ -118,11 +139,17 @@ describe("tool use", () => {
 
   it("when tool_choice is none or the last turn is a tool_result, then the answer is text", async () => {
     const none = await client.messages.create({
-      model: "m", max_tokens: 100, tools: [weather], tool_choice: { type: "none" }, messages: [{ role: "user", content: "hi" }],
+      model: "m",
+      max_tokens: 100,
+      tools: [weather],
+      tool_choice: { type: "none" },
+      messages: [{ role: "user", content: "hi" }],
     });
     expect(none).toMatchObject({ stop_reason: "end_turn", content: [{ type: "text", text: "Echo: hi" }] });
     const after = await client.messages.create({
-      model: "m", max_tokens: 100, tools: [weather],
+      model: "m",
+      max_tokens: 100,
+      tools: [weather],
       messages: [
         { role: "user", content: "Oslo" },
         { role: "assistant", content: [{ type: "tool_use", id: "toolu_1", name: "get_weather", input: { city: "Oslo" } }] },
@@ -134,7 +161,11 @@ describe("tool use", () => {
 
   it("when tool use is streamed, then input_json_delta pieces start with an empty one and finalMessage() parses the input", async () => {
     const events = await rawStream({
-      model: "m", max_tokens: 100, tools: [weather], tool_choice: { type: "any" }, messages: [{ role: "user", content: "Lima" }],
+      model: "m",
+      max_tokens: 100,
+      tools: [weather],
+      tool_choice: { type: "any" },
+      messages: [{ role: "user", content: "Lima" }],
     });
     const start = events.find(([e]) => e === "content_block_start")?.[1];
     expect(start).toMatchObject({ index: 0, content_block: { type: "tool_use", name: "get_weather", input: {} } });
@@ -143,9 +174,7 @@ describe("tool use", () => {
     expect(pieces.length).toBeGreaterThan(2);
     expect(JSON.parse(pieces.map((p) => p.partial_json).join(""))).toEqual({ city: "Lima" });
 
-    const final = await client.messages
-      .stream({ model: "m", max_tokens: 100, tools: [weather], messages: [{ role: "user", content: "Lima" }] })
-      .finalMessage();
+    const final = await client.messages.stream({ model: "m", max_tokens: 100, tools: [weather], messages: [{ role: "user", content: "Lima" }] }).finalMessage();
     expect(final.stop_reason).toBe("tool_use");
     expect(final.content[1]).toMatchObject({ type: "tool_use", input: { city: "Lima" } });
   });
@@ -154,9 +183,7 @@ describe("tool use", () => {
 describe("auth, versions and errors", () => {
   it("when a 529 is scripted, then the SDK raises an overloaded APIError carrying the request id", async () => {
     up.script({ status: 529 });
-    const err = await client.messages
-      .create({ model: "m", max_tokens: 10, messages: [{ role: "user", content: "hi" }] })
-      .catch((e: unknown) => e);
+    const err = await client.messages.create({ model: "m", max_tokens: 10, messages: [{ role: "user", content: "hi" }] }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(Anthropic.InternalServerError);
     if (!(err instanceof Anthropic.APIError)) return;
     expect(err.status).toBe(529);
@@ -191,9 +218,12 @@ describe("auth, versions and errors", () => {
   });
 
   it("when anthropic-version is missing or unknown, then the real 400 messages come back", async () => {
-    const call = (headers: Record<string, string>) => fetch(`${up.url}/v1/messages`, {
-      method: "POST", headers: { "x-api-key": KEY, ...headers }, body: JSON.stringify({ model: "m", max_tokens: 1, messages: [] }),
-    });
+    const call = (headers: Record<string, string>) =>
+      fetch(`${up.url}/v1/messages`, {
+        method: "POST",
+        headers: { "x-api-key": KEY, ...headers },
+        body: JSON.stringify({ model: "m", max_tokens: 1, messages: [] }),
+      });
     const missing = await call({});
     expect(missing.status).toBe(400);
     const body = (await missing.json()) as Record<string, unknown>;

@@ -12,9 +12,17 @@ export const ANTHROPIC_VERSIONS = ["2023-06-01", "2026-10-21"] as const;
 
 /** Error `type` for each status (provider-wire-formats.md §4.5). */
 const ERROR_TYPES: Record<number, string> = {
-  400: "invalid_request_error", 401: "authentication_error", 402: "billing_error", 403: "permission_error",
-  404: "not_found_error", 409: "conflict_error", 413: "request_too_large", 429: "rate_limit_error",
-  500: "api_error", 504: "timeout_error", 529: "overloaded_error",
+  400: "invalid_request_error",
+  401: "authentication_error",
+  402: "billing_error",
+  403: "permission_error",
+  404: "not_found_error",
+  409: "conflict_error",
+  413: "request_too_large",
+  429: "rate_limit_error",
+  500: "api_error",
+  504: "timeout_error",
+  529: "overloaded_error",
 };
 
 const DEFAULT_MESSAGES: Record<string, string> = {
@@ -56,13 +64,23 @@ export function startAnthropicUpstream(opts: AnthropicUpstreamOptions = {}): Pro
         const headerKey = ex.req.headers["x-api-key"];
         const auth = ex.req.headers.authorization;
         const key = typeof headerKey === "string" ? headerKey : auth?.startsWith("Bearer ") ? auth.slice(7).trim() : undefined;
-        if (key === undefined) return fail(ex, 401, "x-api-key header is required"), true;
-        if (key !== opts.apiKey) return fail(ex, 401, "invalid x-api-key"), true;
+        if (key === undefined) {
+          fail(ex, 401, "x-api-key header is required");
+          return true;
+        }
+        if (key !== opts.apiKey) {
+          fail(ex, 401, "invalid x-api-key");
+          return true;
+        }
       }
       const version = ex.req.headers["anthropic-version"];
-      if (version === undefined) return fail(ex, 400, "anthropic-version: header is required"), true;
+      if (version === undefined) {
+        fail(ex, 400, "anthropic-version: header is required");
+        return true;
+      }
       if (!(ANTHROPIC_VERSIONS as readonly string[]).includes(String(version))) {
-        return fail(ex, 400, `anthropic-version: ${JSON.stringify(String(version))} is not a valid version`), true;
+        fail(ex, 400, `anthropic-version: ${JSON.stringify(String(version))} is not a valid version`);
+        return true;
       }
       return false;
     },

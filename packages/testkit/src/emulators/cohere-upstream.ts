@@ -54,10 +54,16 @@ export function startCohereUpstream(opts: CohereUpstreamOptions = {}): Promise<U
     precheck(ex) {
       if (opts.apiKey === undefined) return false;
       const auth = ex.req.headers.authorization;
-      if (!auth) return fail(ex, 401, "no api key supplied"), true;
+      if (!auth) {
+        fail(ex, 401, "no api key supplied");
+        return true;
+      }
       // Cohere accepts the scheme in any case ("bearer" in its own curl examples).
       const key = /^bearer /i.test(auth) ? auth.slice(7).trim() : "";
-      if (key !== opts.apiKey) return fail(ex, 401, "invalid api token"), true;
+      if (key !== opts.apiKey) {
+        fail(ex, 401, "invalid api token");
+        return true;
+      }
       return false;
     },
     errorBody: (status) => ({ id: randomUUID(), message: DEFAULT_MESSAGES[status] ?? `request failed with status ${status}` }),
@@ -94,7 +100,11 @@ export function startCohereUpstream(opts: CohereUpstreamOptions = {}): Promise<U
     if (body.output_dimension !== undefined) {
       if (!model.startsWith("embed-v4")) return fail(ex, 400, "invalid request: output_dimension is not supported for this model");
       if (typeof body.output_dimension !== "number" || !V4_DIMENSIONS.includes(body.output_dimension)) {
-        return fail(ex, 422, `${String(body.output_dimension)} is not a valid output_dimension value for this model, [${V4_DIMENSIONS.join(" ")}] is supported`);
+        return fail(
+          ex,
+          422,
+          `${String(body.output_dimension)} is not a valid output_dimension value for this model, [${V4_DIMENSIONS.join(" ")}] is supported`,
+        );
       }
       dims = body.output_dimension;
     }

@@ -107,7 +107,10 @@ export class Exchange {
   json(status: number, body: unknown, extra?: Record<string, string>): void {
     const text = typeof body === "string" ? body : JSON.stringify(body);
     const headers: Record<string, string> = {
-      ...this.headers, "content-type": "application/json", ...extra, ...this.step?.headers,
+      ...this.headers,
+      "content-type": "application/json",
+      ...extra,
+      ...this.step?.headers,
     };
     const drop = this.step?.dropAfterChunks;
     if (drop === 0) return this.drop();

@@ -86,9 +86,7 @@ export function startJinaUpstream(opts: JinaUpstreamOptions = {}): Promise<Upstr
       usage: { total_tokens: rerankTokens(query, texts) },
       results: ranked.map(({ index, relevance_score }) => {
         const text = texts[index] ?? "";
-        return withDocs
-          ? { index, document: opts.documentsAsStrings ? text : { text }, relevance_score }
-          : { index, relevance_score };
+        return withDocs ? { index, document: opts.documentsAsStrings ? text : { text }, relevance_score } : { index, relevance_score };
       }),
     });
   }
@@ -101,9 +99,7 @@ export function startJinaUpstream(opts: JinaUpstreamOptions = {}): Promise<Upstr
 }
 
 function missingOr(field: string, value: unknown, msg: string): Issue {
-  return value === undefined
-    ? { type: "missing", loc: ["body", field], msg: "Field required" }
-    : { type: "string_type", loc: ["body", field], msg };
+  return value === undefined ? { type: "missing", loc: ["body", field], msg: "Field required" } : { type: "string_type", loc: ["body", field], msg };
 }
 
 /** Newer Jina models take `{text}` objects as well as strings. */

@@ -66,13 +66,16 @@ describe("mistral emulator: POST /v1/ocr", () => {
     const { status, body } = await post("/ocr", { model: "m", document: { type: "document_url" }, pages: [-1], colour: true });
     expect(status).toBe(422);
     expect(body).toMatchObject({ object: "error", type: "invalid_request_error" });
-    const locs = ((body.message as { detail: { loc: unknown[] }[] }).detail).map((d) => d.loc.join("."));
+    const locs = (body.message as { detail: { loc: unknown[] }[] }).detail.map((d) => d.loc.join("."));
     expect(locs).toEqual(["body.colour", "body.document.document_url", "body.pages"]);
   });
 
   it("when a failure is scripted, then it is answered in Mistral's envelope", async () => {
     up.script({ status: 429 });
-    expect(await post("/ocr", { model: "m", document: doc })).toMatchObject({ status: 429, body: { object: "error", message: "Requests rate limit exceeded" } });
+    expect(await post("/ocr", { model: "m", document: doc })).toMatchObject({
+      status: 429,
+      body: { object: "error", message: "Requests rate limit exceeded" },
+    });
     expect((await post("/ocr", { model: "m", document: doc })).status).toBe(200);
   });
 });
@@ -86,7 +89,10 @@ describe("mistral emulator: POST /v1/chat/completions", () => {
 
   it("when an OpenAI-only field such as stream_options is sent, then 422 extra_forbidden naming it", async () => {
     const { status, body } = await post("/chat/completions", {
-      model: "m", messages: [{ role: "user", content: "Hi" }], stream: true, stream_options: { include_usage: true },
+      model: "m",
+      messages: [{ role: "user", content: "Hi" }],
+      stream: true,
+      stream_options: { include_usage: true },
     });
     expect(status).toBe(422);
     expect(body).toMatchObject({ object: "error", message: { detail: [{ type: "extra_forbidden", loc: ["body", "stream_options"] }] } });
@@ -98,7 +104,10 @@ describe("mistral emulator: POST /v1/chat/completions", () => {
       headers: { "content-type": "application/json", authorization: `Bearer ${KEY}` },
       body: JSON.stringify({ model: "m", messages: [{ role: "user", content: "Hello there" }], stream: true }),
     });
-    const chunks = (await res.text()).split("\n\n").filter((f) => f.startsWith("data: {")).map((f) => JSON.parse(f.slice(6)) as Record<string, unknown>);
+    const chunks = (await res.text())
+      .split("\n\n")
+      .filter((f) => f.startsWith("data: {"))
+      .map((f) => JSON.parse(f.slice(6)) as Record<string, unknown>);
     const last = chunks[chunks.length - 1]!;
     expect(last).toMatchObject({ choices: [{ finish_reason: "stop" }], usage: { prompt_tokens: expect.any(Number), completion_tokens: expect.any(Number) } });
     expect(chunks.slice(0, -1).every((c) => !("usage" in c))).toBe(true);

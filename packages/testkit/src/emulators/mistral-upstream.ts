@@ -34,9 +34,21 @@ const DEFAULT_MESSAGES: Record<number, string> = {
 
 /** Mistral rejects unknown body fields (pydantic `extra_forbidden`). */
 const OCR_FIELDS = new Set([
-  "model", "id", "document", "pages", "include_image_base64", "image_limit", "image_min_size", "bbox_annotation_format",
-  "document_annotation_format", "document_annotation_prompt", "table_format", "extract_header", "extract_footer",
-  "include_blocks", "confidence_scores_granularity",
+  "model",
+  "id",
+  "document",
+  "pages",
+  "include_image_base64",
+  "image_limit",
+  "image_min_size",
+  "bbox_annotation_format",
+  "document_annotation_format",
+  "document_annotation_prompt",
+  "table_format",
+  "extract_header",
+  "extract_footer",
+  "include_blocks",
+  "confidence_scores_granularity",
 ]);
 
 /**
@@ -45,8 +57,24 @@ const OCR_FIELDS = new Set([
  * OpenAI-client users, e.g. avante.nvim#2347, litellm#8978).
  */
 const CHAT_FIELDS = new Set([
-  "model", "messages", "temperature", "top_p", "max_tokens", "stream", "stop", "random_seed", "response_format", "tools",
-  "tool_choice", "presence_penalty", "frequency_penalty", "n", "prediction", "parallel_tool_calls", "prompt_mode", "safe_prompt",
+  "model",
+  "messages",
+  "temperature",
+  "top_p",
+  "max_tokens",
+  "stream",
+  "stop",
+  "random_seed",
+  "response_format",
+  "tools",
+  "tool_choice",
+  "presence_penalty",
+  "frequency_penalty",
+  "n",
+  "prediction",
+  "parallel_tool_calls",
+  "prompt_mode",
+  "safe_prompt",
 ]);
 
 const DIMENSIONS = { dpi: 200, height: 2200, width: 1700 };
@@ -105,12 +133,17 @@ export function startMistralUpstream(opts: MistralUpstreamOptions = {}): Promise
       const markdown = `# Page ${index + 1}\n\nText recognised on page ${index + 1} of ${source}.\n\n![img-${index}.jpeg](img-${index}.jpeg)`;
       const images =
         n < imageLimit
-          ? [{
-              id: `img-${index}.jpeg`,
-              top_left_x: 100, top_left_y: 200, bottom_right_x: 900, bottom_right_y: 800,
-              image_base64: body.include_image_base64 === true ? `data:image/png;base64,${TINY_PNG_BASE64}` : null,
-              ...(isRecord(body.bbox_annotation_format) ? { image_annotation: annotation(body.bbox_annotation_format, `image on page ${index + 1}`) } : {}),
-            }]
+          ? [
+              {
+                id: `img-${index}.jpeg`,
+                top_left_x: 100,
+                top_left_y: 200,
+                bottom_right_x: 900,
+                bottom_right_y: 800,
+                image_base64: body.include_image_base64 === true ? `data:image/png;base64,${TINY_PNG_BASE64}` : null,
+                ...(isRecord(body.bbox_annotation_format) ? { image_annotation: annotation(body.bbox_annotation_format, `image on page ${index + 1}`) } : {}),
+              },
+            ]
           : [];
       return { index, markdown, images, tables: [], hyperlinks: [], header: null, footer: null, dimensions: DIMENSIONS };
     });
@@ -128,7 +161,10 @@ export function startMistralUpstream(opts: MistralUpstreamOptions = {}): Promise
     if (!Array.isArray(body.messages)) return invalid(ex, [{ type: "missing", loc: ["body", "messages"], msg: "Field required" }]);
     const extra = Object.keys(body).filter((key) => !CHAT_FIELDS.has(key));
     if (extra.length > 0) {
-      return invalid(ex, extra.map((key) => ({ type: "extra_forbidden", loc: ["body", key], msg: "Extra inputs are not permitted", input: body[key] })));
+      return invalid(
+        ex,
+        extra.map((key) => ({ type: "extra_forbidden", loc: ["body", key], msg: "Extra inputs are not permitted", input: body[key] })),
+      );
     }
     const plan = planChat(body);
     const id = randomUUID().replace(/-/g, "");
@@ -164,7 +200,8 @@ function ocrIssues(body: JsonObject): Issue[] {
   if (!isRecord(doc)) {
     issues.push({ type: "missing", loc: ["body", "document"], msg: "Field required" });
   } else if (doc.type === "document_url") {
-    if (typeof doc.document_url !== "string") issues.push({ type: "string_type", loc: ["body", "document", "document_url"], msg: "Input should be a valid string" });
+    if (typeof doc.document_url !== "string")
+      issues.push({ type: "string_type", loc: ["body", "document", "document_url"], msg: "Input should be a valid string" });
   } else if (doc.type === "image_url") {
     const image = doc.image_url;
     if (typeof image !== "string" && !(isRecord(image) && typeof image.url === "string")) {
@@ -174,7 +211,11 @@ function ocrIssues(body: JsonObject): Issue[] {
     // Any file id is unknown here: nothing can be uploaded to the emulator.
     if (typeof doc.file_id !== "string") issues.push({ type: "missing", loc: ["body", "document", "file_id"], msg: "Field required" });
   } else {
-    issues.push({ type: "union_tag_invalid", loc: ["body", "document"], msg: "Input tag does not match any of the expected tags: 'document_url', 'image_url', 'file'" });
+    issues.push({
+      type: "union_tag_invalid",
+      loc: ["body", "document"],
+      msg: "Input tag does not match any of the expected tags: 'document_url', 'image_url', 'file'",
+    });
   }
   const pages = body.pages;
   if (pages !== undefined && pages !== null && !(Array.isArray(pages) && pages.every((p) => Number.isInteger(p) && (p as number) >= 0))) {

@@ -55,12 +55,12 @@ export function byteChunks(bytes: Buffer, parts = 4): Buffer[] {
 
 /** `stream_format: "sse"`: base64 audio deltas, then a done event with usage. [GUESS: data-only frames] */
 export function speechFrames(body: JsonObject): string[] {
-  const frames = byteChunks(speechBytes(body)).map(
-    (chunk) => `data: ${JSON.stringify({ type: "speech.audio.delta", audio: chunk.toString("base64") })}\n\n`,
-  );
+  const frames = byteChunks(speechBytes(body)).map((chunk) => `data: ${JSON.stringify({ type: "speech.audio.delta", audio: chunk.toString("base64") })}\n\n`);
   const input = Math.max(1, countTokens(String(body.input ?? "")));
   const output = Math.ceil(speechBytes(body).length / 64);
-  frames.push(`data: ${JSON.stringify({ type: "speech.audio.done", usage: { input_tokens: input, output_tokens: output, total_tokens: input + output } })}\n\n`);
+  frames.push(
+    `data: ${JSON.stringify({ type: "speech.audio.done", usage: { input_tokens: input, output_tokens: output, total_tokens: input + output } })}\n\n`,
+  );
   return frames;
 }
 
@@ -91,7 +91,12 @@ export function transcriptionAnswer(form: FormData): TranscriptionAnswer {
   }
   if (typeof model !== "string" || model === "") return { kind: "error", message: "you must provide a model parameter", param: null };
   const format = String(form.get("response_format") ?? "json");
-  if (!formats.has(format)) return { kind: "error", message: `Invalid value: '${format}'. Supported values are: 'json', 'text', 'srt', 'verbose_json', 'vtt' and 'diarized_json'.`, param: "response_format" };
+  if (!formats.has(format))
+    return {
+      kind: "error",
+      message: `Invalid value: '${format}'. Supported values are: 'json', 'text', 'srt', 'verbose_json', 'vtt' and 'diarized_json'.`,
+      param: "response_format",
+    };
 
   const name = "name" in file && typeof file.name === "string" ? file.name : "blob";
   const text = `Transcribed ${file.size} bytes from ${name}.`;
@@ -132,10 +137,20 @@ export function transcriptionAnswer(form: FormData): TranscriptionAnswer {
         body.words = words.map((word, i) => ({ word, start: (duration * i) / words.length, end: (duration * (i + 1)) / words.length }));
       }
       if (granularities.length === 0 || granularities.includes("segment")) {
-        body.segments = [{
-          id: 0, seek: 0, start: 0, end: duration, text: ` ${text}`, tokens: [50364, 50365], temperature: 0,
-          avg_logprob: -0.25, compression_ratio: 1.1, no_speech_prob: 0.01,
-        }];
+        body.segments = [
+          {
+            id: 0,
+            seek: 0,
+            start: 0,
+            end: duration,
+            text: ` ${text}`,
+            tokens: [50364, 50365],
+            temperature: 0,
+            avg_logprob: -0.25,
+            compression_ratio: 1.1,
+            no_speech_prob: 0.01,
+          },
+        ];
       }
       body.usage = seconds;
       return { kind: "json", body };
@@ -144,7 +159,9 @@ export function transcriptionAnswer(form: FormData): TranscriptionAnswer {
       return {
         kind: "json",
         body: {
-          task: "transcribe", duration, text,
+          task: "transcribe",
+          duration,
+          text,
           segments: [{ type: "transcript.text.segment", id: "seg_001", start: 0, end: duration, text, speaker: "A" }],
           usage: seconds,
         },

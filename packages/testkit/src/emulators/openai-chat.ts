@@ -1,6 +1,4 @@
-import {
-  applyStop, countTokens, fragments, isRecord, jsonTokens, limitTokens, pieces, randomId, valueForSchema,
-} from "./synthetic";
+import { applyStop, countTokens, fragments, isRecord, jsonTokens, limitTokens, pieces, randomId, valueForSchema } from "./synthetic";
 import type { JsonObject } from "./synthetic";
 
 /**
@@ -70,7 +68,10 @@ export function planChat(body: JsonObject): ChatPlan {
   const last = [...messages].reverse().find((m) => m.role === "user" || m.role === "tool");
   const text = last ? messageText(last.content) : "";
   const lastRole = typeof messages.at(-1)?.role === "string" ? String(messages.at(-1)?.role) : "";
-  const promptTokens = Math.max(1, messages.reduce((n, m) => n + countTokens(messageText(m.content)), 0));
+  const promptTokens = Math.max(
+    1,
+    messages.reduce((n, m) => n + countTokens(messageText(m.content)), 0),
+  );
   const streamOptions = isRecord(body.stream_options) ? body.stream_options : {};
   const base = {
     model: typeof body.model === "string" ? body.model : "",
@@ -121,7 +122,10 @@ function usage(plan: ChatPlan): JsonObject {
     total_tokens: plan.promptTokens + completion,
     prompt_tokens_details: { cached_tokens: 0, audio_tokens: 0 },
     completion_tokens_details: {
-      reasoning_tokens: 0, audio_tokens: 0, accepted_prediction_tokens: 0, rejected_prediction_tokens: 0,
+      reasoning_tokens: 0,
+      audio_tokens: 0,
+      accepted_prediction_tokens: 0,
+      rejected_prediction_tokens: 0,
     },
   };
 }
@@ -132,15 +136,26 @@ export function chatCompletion(plan: ChatPlan, id: string, created: number): Jso
   const message: JsonObject = { role: "assistant", content: plan.content, refusal: null, annotations: [] };
   if (plan.toolCalls.length > 0) {
     message.tool_calls = plan.toolCalls.map((c) => ({
-      id: c.id, type: "function", function: { name: c.name, arguments: c.arguments },
+      id: c.id,
+      type: "function",
+      function: { name: c.name, arguments: c.arguments },
     }));
   }
   const choices = Array.from({ length: plan.n }, (_, index) => ({
-    index, message, logprobs: null, finish_reason: plan.finishReason,
+    index,
+    message,
+    logprobs: null,
+    finish_reason: plan.finishReason,
   }));
   return {
-    id, object: "chat.completion", created, model: plan.model, choices, usage: usage(plan),
-    service_tier: "default", system_fingerprint: SYSTEM_FINGERPRINT,
+    id,
+    object: "chat.completion",
+    created,
+    model: plan.model,
+    choices,
+    usage: usage(plan),
+    service_tier: "default",
+    system_fingerprint: SYSTEM_FINGERPRINT,
   };
 }
 
@@ -149,8 +164,13 @@ export function chatCompletionFrames(plan: ChatPlan, id: string, created: number
   const frames: string[] = [];
   const push = (choices: JsonObject[], usageValue?: JsonObject) => {
     const chunk: JsonObject = {
-      id, object: "chat.completion.chunk", created, model: plan.model,
-      service_tier: "default", system_fingerprint: SYSTEM_FINGERPRINT, choices,
+      id,
+      object: "chat.completion.chunk",
+      created,
+      model: plan.model,
+      service_tier: "default",
+      system_fingerprint: SYSTEM_FINGERPRINT,
+      choices,
     };
     // include_usage: every chunk carries `usage`, null except on the final choices:[] chunk.
     if (plan.includeUsage) chunk.usage = usageValue ?? null;
@@ -158,8 +178,7 @@ export function chatCompletionFrames(plan: ChatPlan, id: string, created: number
     if (plan.obfuscation) chunk.obfuscation = "emu".slice(0, 1 + (frames.length % 3));
     frames.push(`data: ${JSON.stringify(chunk)}\n\n`);
   };
-  const delta = (index: number, d: JsonObject, finish: string | null = null) =>
-    push([{ index, delta: d, logprobs: null, finish_reason: finish }]);
+  const delta = (index: number, d: JsonObject, finish: string | null = null) => push([{ index, delta: d, logprobs: null, finish_reason: finish }]);
 
   for (let index = 0; index < plan.n; index++) {
     if (plan.toolCalls.length > 0) {

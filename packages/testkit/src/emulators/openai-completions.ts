@@ -26,8 +26,7 @@ export function planCompletion(body: JsonObject): CompletionPlan {
   const prompts = promptList(body.prompt);
   const n = typeof body.n === "number" && body.n >= 1 ? Math.floor(body.n) : 1;
   const max = typeof body.max_tokens === "number" ? body.max_tokens : 16;
-  const stops = typeof body.stop === "string" ? [body.stop]
-    : Array.isArray(body.stop) ? body.stop.filter((s): s is string => typeof s === "string") : [];
+  const stops = typeof body.stop === "string" ? [body.stop] : Array.isArray(body.stop) ? body.stop.filter((s): s is string => typeof s === "string") : [];
   const choices: Choice[] = [];
   let completionTokens = 0;
   for (const prompt of prompts) {
@@ -44,7 +43,10 @@ export function planCompletion(body: JsonObject): CompletionPlan {
   return {
     model: typeof body.model === "string" ? body.model : "",
     choices,
-    promptTokens: Math.max(1, prompts.reduce((t, p) => t + countTokens(p), 0)),
+    promptTokens: Math.max(
+      1,
+      prompts.reduce((t, p) => t + countTokens(p), 0),
+    ),
     completionTokens,
     includeUsage: streamOptions.include_usage === true,
   };
@@ -67,7 +69,11 @@ function usage(plan: CompletionPlan): JsonObject {
 
 export function completion(plan: CompletionPlan, id: string, created: number): JsonObject {
   return {
-    id, object: "text_completion", created, model: plan.model, system_fingerprint: SYSTEM_FINGERPRINT,
+    id,
+    object: "text_completion",
+    created,
+    model: plan.model,
+    system_fingerprint: SYSTEM_FINGERPRINT,
     choices: plan.choices.map((c, index) => ({ text: c.text, index, logprobs: null, finish_reason: c.finishReason })),
     usage: usage(plan),
   };
@@ -85,7 +91,12 @@ export function completionFrames(plan: CompletionPlan, id: string, created: numb
   const frames: string[] = [];
   const push = (choices: JsonObject[], usageValue?: JsonObject) => {
     const chunk: JsonObject = {
-      id, object: "text_completion", created, choices, model: plan.model, system_fingerprint: SYSTEM_FINGERPRINT,
+      id,
+      object: "text_completion",
+      created,
+      choices,
+      model: plan.model,
+      system_fingerprint: SYSTEM_FINGERPRINT,
     };
     if (plan.includeUsage) chunk.usage = usageValue ?? null;
     frames.push(`data: ${JSON.stringify(chunk)}\n\n`);

@@ -1,6 +1,4 @@
-import {
-  countTokens, defaultEmbeddingDimensions, embeddingVector, float32ToBase64,
-} from "./synthetic";
+import { countTokens, defaultEmbeddingDimensions, embeddingVector, float32ToBase64 } from "./synthetic";
 import type { JsonObject } from "./synthetic";
 
 /**
@@ -12,9 +10,7 @@ import type { JsonObject } from "./synthetic";
  */
 export function embeddingsResponse(body: JsonObject): JsonObject {
   const model = typeof body.model === "string" ? body.model : "";
-  const dims = typeof body.dimensions === "number" && body.dimensions > 0
-    ? Math.floor(body.dimensions)
-    : defaultEmbeddingDimensions(model);
+  const dims = typeof body.dimensions === "number" && body.dimensions > 0 ? Math.floor(body.dimensions) : defaultEmbeddingDimensions(model);
   const base64 = body.encoding_format === "base64";
   const inputs = normaliseInput(body.input);
   let promptTokens = 0;

@@ -11,8 +11,7 @@ import type { JsonObject } from "./synthetic";
  */
 
 /** A valid 1×1 transparent PNG. */
-export const TINY_PNG_BASE64 =
-  "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII=";
+export const TINY_PNG_BASE64 = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII=";
 
 /** Output tokens per image: what gpt-image-1 charges for a low-quality 1024×1024 image. */
 const IMAGE_OUTPUT_TOKENS = 272;

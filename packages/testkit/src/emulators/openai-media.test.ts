@@ -82,7 +82,10 @@ describe("transcriptions", () => {
 
   it("when verbose_json with word timestamps is asked, then words and usage in seconds come back", async () => {
     const res = await client.audio.transcriptions.create({
-      model: "whisper-1", file: await file(), response_format: "verbose_json", timestamp_granularities: ["word"],
+      model: "whisper-1",
+      file: await file(),
+      response_format: "verbose_json",
+      timestamp_granularities: ["word"],
     });
     assertOpenAI("CreateTranscriptionResponseVerboseJson", res);
     expect(res.words?.length).toBeGreaterThan(0);

@@ -41,7 +41,10 @@ describe("chat completions", () => {
   it("when a chat completion is requested, then it echoes the last user message in a spec-valid chat.completion", async () => {
     const res = await client.chat.completions.create({
       model: "gpt-4o-mini",
-      messages: [{ role: "system", content: "Be brief" }, { role: "user", content: "Hello there" }],
+      messages: [
+        { role: "system", content: "Be brief" },
+        { role: "user", content: "Hello there" },
+      ],
     });
     assertOpenAI("CreateChatCompletionResponse", res);
     expect(res.model).toBe("gpt-4o-mini");
@@ -56,7 +59,9 @@ describe("chat completions", () => {
 
   it("when max_tokens is smaller than the answer, then it is cut and finish_reason is length", async () => {
     const res = await client.chat.completions.create({
-      model: "gpt-4o", max_tokens: 2, messages: [{ role: "user", content: "one two three" }],
+      model: "gpt-4o",
+      max_tokens: 2,
+      messages: [{ role: "user", content: "one two three" }],
     });
     assertOpenAI("CreateChatCompletionResponse", res);
     expect(res.choices[0]?.message.content).toBe("Echo: one");
@@ -65,7 +70,9 @@ describe("chat completions", () => {
 
   it("when streaming with include_usage, then role, content pieces, finish, a choices-less usage chunk and usage:null elsewhere", async () => {
     const stream = await client.chat.completions.create({
-      model: "gpt-4o-mini", stream: true, stream_options: { include_usage: true },
+      model: "gpt-4o-mini",
+      stream: true,
+      stream_options: { include_usage: true },
       messages: [{ role: "user", content: "stream me please" }],
     });
     const chunks = [];
@@ -74,7 +81,10 @@ describe("chat completions", () => {
       chunks.push(chunk);
     }
     expect(chunks[0]?.choices[0]?.delta).toEqual({ role: "assistant", content: "" });
-    const contents = chunks.slice(1).map((c) => c.choices[0]?.delta.content).filter((c) => typeof c === "string");
+    const contents = chunks
+      .slice(1)
+      .map((c) => c.choices[0]?.delta.content)
+      .filter((c) => typeof c === "string");
     expect(contents.length).toBeGreaterThan(2);
     expect(contents.join("")).toBe("Echo: stream me please");
     const finish = chunks.at(-2);
@@ -107,7 +117,9 @@ describe("chat completions", () => {
 describe("tool calls", () => {
   it("when a tool is offered, then the answer is a call to it with schema-shaped arguments from the user text", async () => {
     const res = await client.chat.completions.create({
-      model: "gpt-4o", tools: [weatherTool], messages: [{ role: "user", content: "Paris" }],
+      model: "gpt-4o",
+      tools: [weatherTool],
+      messages: [{ role: "user", content: "Paris" }],
     });
     assertOpenAI("CreateChatCompletionResponse", res);
     const choice = res.choices[0];
@@ -132,7 +144,10 @@ describe("tool calls", () => {
   it("when tool_choice names a tool, then only that tool is called; when it is none, then text comes back", async () => {
     const messages = [{ role: "user" as const, content: "now" }];
     const named = await client.chat.completions.create({
-      model: "m", tools: [weatherTool, timeTool], tool_choice: { type: "function", function: { name: "get_time" } }, messages,
+      model: "m",
+      tools: [weatherTool, timeTool],
+      tool_choice: { type: "function", function: { name: "get_time" } },
+      messages,
     });
     const calls = named.choices[0]?.message.tool_calls ?? [];
     expect(calls).toHaveLength(1);
@@ -144,7 +159,8 @@ describe("tool calls", () => {
 
   it("when the last message is a tool result, then the model answers in text", async () => {
     const res = await client.chat.completions.create({
-      model: "m", tools: [weatherTool],
+      model: "m",
+      tools: [weatherTool],
       messages: [
         { role: "user", content: "Paris" },
         { role: "assistant", content: null, tool_calls: [{ id: "call_1", type: "function", function: { name: "get_weather", arguments: "{}" } }] },
@@ -156,7 +172,9 @@ describe("tool calls", () => {
 
   it("when tool calls are streamed, then fragments follow the wire sequence and the SDK helper assembles parseable arguments", async () => {
     const stream = client.chat.completions.stream({
-      model: "gpt-4o", tools: [weatherTool, timeTool], messages: [{ role: "user", content: "Rome" }],
+      model: "gpt-4o",
+      tools: [weatherTool, timeTool],
+      messages: [{ role: "user", content: "Rome" }],
     });
     const chunks: OpenAI.Chat.ChatCompletionChunk[] = [];
     stream.on("chunk", (chunk) => chunks.push(chunk));
@@ -223,7 +241,10 @@ describe("embeddings, models and legacy completions", () => {
 
   it("when a legacy completion is streamed with include_usage, then pieces, a finish chunk and a usage chunk arrive", async () => {
     const stream = await client.completions.create({
-      model: "gpt-3.5-turbo-instruct", prompt: "hello world", stream: true, stream_options: { include_usage: true },
+      model: "gpt-3.5-turbo-instruct",
+      prompt: "hello world",
+      stream: true,
+      stream_options: { include_usage: true },
     });
     const chunks = [];
     for await (const chunk of stream) chunks.push(chunk);
@@ -245,9 +266,7 @@ describe("embeddings, models and legacy completions", () => {
 describe("errors and scripted failures", () => {
   it("when a 429 with retry-after is scripted and retries are off, then the SDK raises RateLimitError with that header", async () => {
     up.script({ status: 429, headers: { "retry-after": "7" } });
-    const err = await client.chat.completions
-      .create({ model: "gpt-4o-mini", messages: [{ role: "user", content: "hi" }] })
-      .catch((e: unknown) => e);
+    const err = await client.chat.completions.create({ model: "gpt-4o-mini", messages: [{ role: "user", content: "hi" }] }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(OpenAI.RateLimitError);
     if (!(err instanceof OpenAI.RateLimitError)) return;
     expect(err.headers.get("retry-after")).toBe("7");
@@ -297,7 +316,9 @@ describe("errors and scripted failures", () => {
   it("when a streaming request is cut after 3 chunks, then the client sees an error and nothing is marked aborted", async () => {
     up.script({ dropAfterChunks: 3 });
     const stream = await client.chat.completions.create({
-      model: "m", stream: true, messages: [{ role: "user", content: "a b c d e f g" }],
+      model: "m",
+      stream: true,
+      messages: [{ role: "user", content: "a b c d e f g" }],
     });
     const seen: string[] = [];
     const err = await (async () => {
@@ -314,7 +335,10 @@ describe("errors and scripted failures", () => {
     expect(await ask()).toBeInstanceOf(OpenAI.APIConnectionError);
     // Headers arrived, so the SDK does not wrap the failure: undici's "terminated" surfaces as is.
     expect(await ask()).toMatchObject({ name: "TypeError", message: "terminated" });
-    expect(up.requests.map((r) => [r.status, r.aborted])).toEqual([[undefined, false], [200, false]]);
+    expect(up.requests.map((r) => [r.status, r.aborted])).toEqual([
+      [undefined, false],
+      [200, false],
+    ]);
   });
 
   it("when a request hangs, then the client times out and the request is recorded as aborted", async () => {
@@ -329,7 +353,9 @@ describe("errors and scripted failures", () => {
   it("when the client aborts a stream, then the emulator records it and stops writing", async () => {
     up.script({ chunkDelayMs: 25 });
     const stream = await client.chat.completions.create({
-      model: "m", stream: true, messages: [{ role: "user", content: "one two three four five six seven eight nine ten" }],
+      model: "m",
+      stream: true,
+      messages: [{ role: "user", content: "one two three four five six seven eight nine ten" }],
     });
     for await (const _chunk of stream) {
       stream.controller.abort();

@@ -15,9 +15,7 @@ export interface OpenAIUpstreamOptions extends EmulatorOptions {
   models?: string[];
 }
 
-const DEFAULT_MODELS = [
-  "gpt-4o-mini", "gpt-4o", "gpt-3.5-turbo-instruct", "text-embedding-3-small", "text-embedding-3-large",
-];
+const DEFAULT_MODELS = ["gpt-4o-mini", "gpt-4o", "gpt-3.5-turbo-instruct", "text-embedding-3-small", "text-embedding-3-large"];
 /** Fixed so that listings are deterministic (2024-05-13). */
 const MODEL_CREATED = 1715558400;
 
@@ -40,12 +38,28 @@ function maskKey(key: string): string {
 /** Bodies for scripted error statuses that came without one (observed OpenAI envelopes, §3.3). */
 function defaultError(status: number, model: string): JsonObject {
   switch (status) {
-    case 400: return openAIError("Invalid request.", "invalid_request_error");
-    case 401: return openAIError(`Incorrect API key provided: ${maskKey("sk-emulator-key")}. You can find your API key at https://platform.openai.com/account/api-keys.`, "invalid_request_error", null, "invalid_api_key");
-    case 403: return openAIError("Country, region, or territory not supported", "request_forbidden", null, "unsupported_country_region_territory");
-    case 404: return openAIError(`The model \`${model}\` does not exist or you do not have access to it.`, "invalid_request_error", null, "model_not_found");
-    case 429: return openAIError(`Rate limit reached for ${model || "requests"} in organization org-emulator on requests per min (RPM): Limit 3, Used 3, Requested 1. Please try again in 20s.`, "requests", null, "rate_limit_exceeded");
-    case 503: return openAIError("The engine is currently overloaded, please try again later.", "server_error");
+    case 400:
+      return openAIError("Invalid request.", "invalid_request_error");
+    case 401:
+      return openAIError(
+        `Incorrect API key provided: ${maskKey("sk-emulator-key")}. You can find your API key at https://platform.openai.com/account/api-keys.`,
+        "invalid_request_error",
+        null,
+        "invalid_api_key",
+      );
+    case 403:
+      return openAIError("Country, region, or territory not supported", "request_forbidden", null, "unsupported_country_region_territory");
+    case 404:
+      return openAIError(`The model \`${model}\` does not exist or you do not have access to it.`, "invalid_request_error", null, "model_not_found");
+    case 429:
+      return openAIError(
+        `Rate limit reached for ${model || "requests"} in organization org-emulator on requests per min (RPM): Limit 3, Used 3, Requested 1. Please try again in 20s.`,
+        "requests",
+        null,
+        "rate_limit_exceeded",
+      );
+    case 503:
+      return openAIError("The engine is currently overloaded, please try again later.", "server_error");
     default:
       return status >= 500
         ? openAIError("The server had an error while processing your request. Sorry about that!", "server_error")
@@ -88,9 +102,17 @@ export function startOpenAIUpstream(opts: OpenAIUpstreamOptions = {}): Promise<U
       const auth = ex.req.headers.authorization;
       if (auth === `Bearer ${opts.apiKey}`) return false;
       const given = auth?.startsWith("Bearer ") ? auth.slice(7).trim() : "";
-      ex.json(401, given
-        ? openAIError(`Incorrect API key provided: ${maskKey(given)}. You can find your API key at https://platform.openai.com/account/api-keys.`, "invalid_request_error", null, "invalid_api_key")
-        : openAIError(NO_KEY, "invalid_request_error"));
+      ex.json(
+        401,
+        given
+          ? openAIError(
+              `Incorrect API key provided: ${maskKey(given)}. You can find your API key at https://platform.openai.com/account/api-keys.`,
+              "invalid_request_error",
+              null,
+              "invalid_api_key",
+            )
+          : openAIError(NO_KEY, "invalid_request_error"),
+      );
       return true;
     },
     errorBody: (status, ex) => defaultError(status, requestModel(ex)),
@@ -115,10 +137,13 @@ export function startOpenAIUpstream(opts: OpenAIUpstreamOptions = {}): Promise<U
     if (method !== "POST") return invalidMethod(ex);
     const body = ex.record.body;
     if (isUnparsedBody(body) || !isRecord(body)) {
-      return ex.json(400, openAIError(
-        "We could not parse the JSON body of your request. (HINT: This likely means you aren't using your HTTP library correctly. The OpenAI API expects a JSON payload, but what was sent was not valid JSON. If you have trouble figuring out how to fix this, please contact us through our help center at help.openai.com.)",
-        "invalid_request_error",
-      ));
+      return ex.json(
+        400,
+        openAIError(
+          "We could not parse the JSON body of your request. (HINT: This likely means you aren't using your HTTP library correctly. The OpenAI API expects a JSON payload, but what was sent was not valid JSON. If you have trouble figuring out how to fix this, please contact us through our help center at help.openai.com.)",
+          "invalid_request_error",
+        ),
+      );
     }
     if (typeof body.model !== "string" || body.model === "") {
       return ex.json(400, openAIError("you must provide a model parameter", "invalid_request_error"));
@@ -160,7 +185,15 @@ export function startOpenAIUpstream(opts: OpenAIUpstreamOptions = {}): Promise<U
     // OpenAI refuses to lengthen a vector: `dimensions` may only shorten the model's own.
     const native = defaultEmbeddingDimensions(typeof body.model === "string" ? body.model : "");
     if (typeof body.dimensions === "number" && body.dimensions > native) {
-      return ex.json(400, openAIError(`Invalid value for 'dimensions': ${body.dimensions}. It must be at most ${native} for this model.`, "invalid_request_error", "dimensions", "invalid_value"));
+      return ex.json(
+        400,
+        openAIError(
+          `Invalid value for 'dimensions': ${body.dimensions}. It must be at most ${native} for this model.`,
+          "invalid_request_error",
+          "dimensions",
+          "invalid_value",
+        ),
+      );
     }
     ex.json(200, embeddingsResponse(body));
   }

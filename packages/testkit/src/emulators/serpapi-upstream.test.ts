@@ -56,13 +56,19 @@ describe("serpapi emulator", () => {
     expect((await get("/search.json", { engine: "google_news", q: "ai" })).body.news_results).toHaveLength(10);
     expect((await get("/search.json", { engine: "google_images", q: "cats", num: "2" })).body.images_results).toHaveLength(2);
     expect((await get("/search.json", { engine: "youtube", search_query: "lofi", num: "1" })).body.organic_results).toHaveLength(1);
-    expect(await get("/search.json", { engine: "youtube", q: "lofi" })).toMatchObject({ status: 400, body: { error: "Missing query `search_query` parameter." } });
+    expect(await get("/search.json", { engine: "youtube", q: "lofi" })).toMatchObject({
+      status: 400,
+      body: { error: "Missing query `search_query` parameter." },
+    });
   });
 
   it("when q is missing or the query has no results, then 400, and 200 with a top-level error", async () => {
     expect(await get("/search.json", {})).toMatchObject({ status: 400, body: { error: "Missing query `q` parameter." } });
     const empty = await get("/search.json", { q: "no results here" });
-    expect(empty).toMatchObject({ status: 200, body: { error: "Google hasn't returned any results for this query.", search_information: { organic_results_state: "Fully empty" } } });
+    expect(empty).toMatchObject({
+      status: 200,
+      body: { error: "Google hasn't returned any results for this query.", search_information: { organic_results_state: "Fully empty" } },
+    });
   });
 
   it("when 429 and 503 are scripted, then SerpAPI's messages come back", async () => {

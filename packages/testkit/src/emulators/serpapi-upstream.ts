@@ -45,7 +45,10 @@ export function startSerpApiUpstream(opts: SerpApiUpstreamOptions = {}): Promise
     precheck(ex) {
       if (opts.apiKey === undefined) return false;
       const given = ex.record.query.api_key;
-      if (given !== opts.apiKey) return fail(ex, 401, DEFAULT_ERRORS[401]!), true;
+      if (given !== opts.apiKey) {
+        fail(ex, 401, DEFAULT_ERRORS[401]!);
+        return true;
+      }
       return false;
     },
     errorBody: (status) => ({ error: DEFAULT_ERRORS[status] ?? `Request failed with status ${status}` }),
@@ -67,7 +70,10 @@ export function startSerpApiUpstream(opts: SerpApiUpstreamOptions = {}): Promise
     if (!Number.isInteger(start) || start < 0) return fail(ex, 400, "Invalid `start` parameter.");
     const id = randomBytes(12).toString("hex");
     const hashPart = randomBytes(8).toString("hex");
-    const now = new Date().toISOString().replace("T", " ").replace(/\.\d{3}Z$/, " UTC");
+    const now = new Date()
+      .toISOString()
+      .replace("T", " ")
+      .replace(/\.\d{3}Z$/, " UTC");
     const host = "https://serpapi.com";
     const { api_key: _secret, ...echoed } = query;
     const parameters: JsonObject = { engine, [queryParam]: q, google_domain: "google.com", device: query.device ?? "desktop", ...echoed };
@@ -96,29 +102,65 @@ export function startSerpApiUpstream(opts: SerpApiUpstreamOptions = {}): Promise
       });
       return;
     }
-    const slug = q.toLowerCase().replace(/[^a-z0-9]+/g, "-").replace(/^-|-$/g, "") || "query";
+    const slug =
+      q
+        .toLowerCase()
+        .replace(/[^a-z0-9]+/g, "-")
+        .replace(/^-|-$/g, "") || "query";
     const items = Array.from({ length: num }, (_, i) => {
       const position = start + i + 1;
       const link = `https://${slug}.example.com/${position}`;
-      return { position, title: `${q} — result ${position}`, link, displayed_link: link, snippet: `Snippet ${position} about ${q}.`, source: `${slug}.example.com` };
+      return {
+        position,
+        title: `${q} — result ${position}`,
+        link,
+        displayed_link: link,
+        snippet: `Snippet ${position} about ${q}.`,
+        source: `${slug}.example.com`,
+      };
     });
     const results: JsonObject =
       engine === "google_news"
-        ? { news_results: items.map(({ position, title, link, snippet, source }) => ({ position, title, link, snippet, source: { name: source }, date: "1 day ago" })) }
+        ? {
+            news_results: items.map(({ position, title, link, snippet, source }) => ({
+              position,
+              title,
+              link,
+              snippet,
+              source: { name: source },
+              date: "1 day ago",
+            })),
+          }
         : engine === "google_images"
           ? { images_results: items.map(({ position, title, link }) => ({ position, title, link, original: `${link}.jpg`, thumbnail: `${link}-thumb.jpg` })) }
           : {
               organic_results: items,
-              related_searches: [{ block_position: 1, query: `${q} more`, link: `https://www.google.com/search?q=${encodeURIComponent(`${q} more`)}`, serpapi_link: `${host}/search.json?${qs({ q: `${q} more` })}` }],
+              related_searches: [
+                {
+                  block_position: 1,
+                  query: `${q} more`,
+                  link: `https://www.google.com/search?q=${encodeURIComponent(`${q} more`)}`,
+                  serpapi_link: `${host}/search.json?${qs({ q: `${q} more` })}`,
+                },
+              ],
             };
     const next = String(start + num);
     ex.json(200, {
       search_metadata: metadata,
       search_parameters: parameters,
-      search_information: { query_displayed: q, total_results: 1000 + slug.length, time_taken_displayed: 0.28, organic_results_state: "Results for exact spelling" },
+      search_information: {
+        query_displayed: q,
+        total_results: 1000 + slug.length,
+        time_taken_displayed: 0.28,
+        organic_results_state: "Results for exact spelling",
+      },
       ...results,
       pagination: { current: start / num + 1, next: `https://www.google.com/search?q=${encodeURIComponent(q)}&start=${next}` },
-      serpapi_pagination: { current: start / num + 1, next_link: `${host}/search.json?${qs({ start: next })}`, next: `${host}/search.json?${qs({ start: next })}` },
+      serpapi_pagination: {
+        current: start / num + 1,
+        next_link: `${host}/search.json?${qs({ start: next })}`,
+        next: `${host}/search.json?${qs({ start: next })}`,
+      },
     });
   }
 

@@ -38,14 +38,20 @@ describe("tavily emulator: auth and errors", () => {
     expect(r429.status).toBe(429);
     expect(r429.headers.get("retry-after")).toBe("7");
     expect((r429.body.detail as { error: string }).error).toMatch(/excessive requests/);
-    expect(await post("/search", { query: "x" })).toMatchObject({ status: 432, body: { detail: { error: expect.stringContaining("plan's set usage limit") } } });
+    expect(await post("/search", { query: "x" })).toMatchObject({
+      status: 432,
+      body: { detail: { error: expect.stringContaining("plan's set usage limit") } },
+    });
     expect(await post("/search", { query: "x" })).toMatchObject({ status: 433, body: { detail: { error: expect.stringContaining("pay-as-you-go") } } });
     expect(await post("/search", { query: "x" })).toMatchObject({ status: 500, body: { detail: { error: "Internal Server Error" } } });
   });
 
   it("when the body is invalid, then 400 in Tavily's envelope", async () => {
     expect(await post("/search", { query: "" })).toMatchObject({ status: 400, body: { detail: { error: expect.stringContaining("Query") } } });
-    expect(await post("/search", { query: "x", max_results: 21 })).toMatchObject({ status: 400, body: { detail: { error: expect.stringContaining("max_results") } } });
+    expect(await post("/search", { query: "x", max_results: 21 })).toMatchObject({
+      status: 400,
+      body: { detail: { error: expect.stringContaining("max_results") } },
+    });
     expect((await post("/extract", { urls: Array.from({ length: 21 }, (_, i) => `https://e.com/${i}`) })).status).toBe(400);
   });
 });
@@ -53,8 +59,13 @@ describe("tavily emulator: auth and errors", () => {
 describe("tavily emulator: POST /search", () => {
   it("when a search asks for answer, described images and favicons, then the answer matches Tavily's schema and is deterministic", async () => {
     const request = {
-      query: "Who is Leo Messi?", max_results: 3, include_answer: true, include_images: true, include_image_descriptions: true,
-      include_favicon: true, include_raw_content: "markdown",
+      query: "Who is Leo Messi?",
+      max_results: 3,
+      include_answer: true,
+      include_images: true,
+      include_image_descriptions: true,
+      include_favicon: true,
+      include_raw_content: "markdown",
     };
     const { status, body } = await post("/search", request);
     expect(status).toBe(200);
@@ -98,7 +109,11 @@ describe("tavily emulator: POST /search", () => {
 
 describe("tavily emulator: POST /extract, /crawl, /map", () => {
   it("when URLs are extracted, then reachable ones are results and the others failed_results", async () => {
-    const { status, body } = await post("/extract", { urls: ["https://a.com/x", "not a url", "https://unreachable.example/"], include_usage: true, format: "text" });
+    const { status, body } = await post("/extract", {
+      urls: ["https://a.com/x", "not a url", "https://unreachable.example/"],
+      include_usage: true,
+      format: "text",
+    });
     expect(status).toBe(200);
     tavilySpec.assert("POST /extract 200", body);
     expect(body.results).toEqual([{ url: "https://a.com/x", raw_content: pageContent("https://a.com/x", "text"), images: [] }]);
@@ -108,7 +123,9 @@ describe("tavily emulator: POST /extract, /crawl, /map", () => {
 
   it("when a single URL is extracted with a query, then raw_content is the reranked chunks", async () => {
     const { body } = await post("/extract", { urls: "https://a.com/", query: "pricing", chunks_per_source: 2 });
-    expect((body.results as { raw_content: string }[])[0]!.raw_content).toBe("Chunk 1 of https://a.com/ about pricing [...] Chunk 2 of https://a.com/ about pricing");
+    expect((body.results as { raw_content: string }[])[0]!.raw_content).toBe(
+      "Chunk 1 of https://a.com/ about pricing [...] Chunk 2 of https://a.com/ about pricing",
+    );
   });
 
   it("when a site is crawled, then the pages found (up to limit) come back with content and the base_url", async () => {
@@ -159,7 +176,10 @@ describe("tavily emulator: research", () => {
 
   it("when an output_schema is given, then content is an object of that shape", async () => {
     up.setResearchOptions({ pendingPolls: 0, inProgressPolls: 0 });
-    const { body } = await post("/research", { input: "Company X", output_schema: { properties: { summary: { type: "string" }, founded: { type: "integer" } }, required: ["summary"] } });
+    const { body } = await post("/research", {
+      input: "Company X",
+      output_schema: { properties: { summary: { type: "string" }, founded: { type: "integer" } }, required: ["summary"] },
+    });
     const done = await call("GET", `/research/${body.request_id as string}`);
     expect(done.body.content).toEqual({ summary: "Findings on Company X", founded: "Findings on Company X".length });
   });

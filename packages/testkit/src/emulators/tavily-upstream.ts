@@ -92,7 +92,10 @@ export async function startTavilyUpstream(opts: TavilyUpstreamOptions = {}): Pro
       if (opts.apiKey === undefined) return false;
       const auth = ex.req.headers.authorization ?? "";
       const key = /^bearer /i.test(auth) ? auth.slice(7).trim() : "";
-      if (key !== opts.apiKey) return fail(ex, 401, DEFAULT_ERRORS[401]!), true;
+      if (key !== opts.apiKey) {
+        fail(ex, 401, DEFAULT_ERRORS[401]!);
+        return true;
+      }
       return false;
     },
     errorBody: (status) => tavilyError(DEFAULT_ERRORS[status] ?? `Request failed with status ${status}`),
@@ -115,8 +118,7 @@ export async function startTavilyUpstream(opts: TavilyUpstreamOptions = {}): Pro
     post(ex, body);
   }
 
-  const usage = (body: JsonObject, credits: number) =>
-    body.include_usage === true || opts.alwaysReportUsage ? { usage: { credits } } : {};
+  const usage = (body: JsonObject, credits: number) => (body.include_usage === true || opts.alwaysReportUsage ? { usage: { credits } } : {});
   const responseTime = () => Math.round((0.2 + Math.random()) * 100) / 100;
 
   function search(ex: Exchange, body: JsonObject): void {
@@ -225,14 +227,26 @@ export async function startTavilyUpstream(opts: TavilyUpstreamOptions = {}): Pro
       return result;
     });
     const perTen = body.instructions ? 2 : 1;
-    ex.json(200, { base_url: site.base, results, response_time: responseTime(), ...usage(body, Math.ceil(results.length / 10) * perTen), request_id: randomUUID() });
+    ex.json(200, {
+      base_url: site.base,
+      results,
+      response_time: responseTime(),
+      ...usage(body, Math.ceil(results.length / 10) * perTen),
+      request_id: randomUUID(),
+    });
   }
 
   function map(ex: Exchange, body: JsonObject): void {
     const site = sitePagesOf(ex, body);
     if (!site) return;
     const perTen = body.instructions ? 2 : 1;
-    ex.json(200, { base_url: site.base, results: site.pages, response_time: responseTime(), ...usage(body, Math.ceil(site.pages.length / 10) * perTen), request_id: randomUUID() });
+    ex.json(200, {
+      base_url: site.base,
+      results: site.pages,
+      response_time: responseTime(),
+      ...usage(body, Math.ceil(site.pages.length / 10) * perTen),
+      request_id: randomUUID(),
+    });
   }
 
   function startResearch(ex: Exchange, body: JsonObject): void {
@@ -311,7 +325,13 @@ function stringList(v: unknown): string[] {
 }
 
 function slugOf(text: string): string {
-  return text.toLowerCase().replace(/[^a-z0-9]+/g, "-").replace(/^-|-$/g, "").slice(0, 40) || "query";
+  return (
+    text
+      .toLowerCase()
+      .replace(/[^a-z0-9]+/g, "-")
+      .replace(/^-|-$/g, "")
+      .slice(0, 40) || "query"
+  );
 }
 
 function hash(text: string): string {

@@ -7,9 +7,6 @@ export async function startContainer<T>(service: string, tried: string, start: (
     return await start();
   } catch (err) {
     const reason = err instanceof Error ? err.message : String(err);
-    throw new Error(
-      `no ${service} for tests: ${tried}, and starting a container failed (${reason}); run one locally or set the URL variable`,
-      { cause: err },
-    );
+    throw new Error(`no ${service} for tests: ${tried}, and starting a container failed (${reason}); run one locally or set the URL variable`, { cause: err });
   }
 }

@@ -5,13 +5,7 @@ import { connect } from "node:net";
  * `expect` within `timeoutMs`. A raw handshake instead of a client library: a missing server must
  * cost a fast `false`, not reconnect loops or unhandled error events.
  */
-export function probeTcp(options: {
-  host: string;
-  port: number;
-  send?: string;
-  expect: RegExp;
-  timeoutMs?: number;
-}): Promise<boolean> {
+export function probeTcp(options: { host: string; port: number; send?: string; expect: RegExp; timeoutMs?: number }): Promise<boolean> {
   return new Promise((resolve) => {
     const socket = connect({ host: options.host, port: options.port });
     let received = "";

@@ -5,5 +5,7 @@ import { randomInt } from "node:crypto";
  * easy to spot; the random tail keeps parallel workers apart.
  */
 export function uniqueId(): string {
-  return `${Date.now().toString(36)}${randomInt(36 ** 6).toString(36).padStart(6, "0")}`;
+  return `${Date.now().toString(36)}${randomInt(36 ** 6)
+    .toString(36)
+    .padStart(6, "0")}`;
 }

@@ -23,8 +23,17 @@ export function toJsonSchemaDefs(schemas: Record<string, unknown>): Record<strin
 const SCHEMA_MAPS = new Set(["properties", "patternProperties", "$defs", "definitions", "dependentSchemas"]);
 const SCHEMA_LISTS = new Set(["allOf", "anyOf", "oneOf", "prefixItems"]);
 const SCHEMA_VALUES = new Set([
-  "items", "additionalProperties", "not", "if", "then", "else", "contains", "propertyNames",
-  "unevaluatedProperties", "unevaluatedItems", "additionalItems",
+  "items",
+  "additionalProperties",
+  "not",
+  "if",
+  "then",
+  "else",
+  "contains",
+  "propertyNames",
+  "unevaluatedProperties",
+  "unevaluatedItems",
+  "additionalItems",
 ]);
 const DROPPED = new Set(["discriminator", "example", "nullable", "$recursiveAnchor", "xml", "externalDocs"]);
 

@@ -6,7 +6,10 @@ import { referenceFilePath } from "./spec-files";
 import { assertOpenAI, createSpecValidator, validateOpenAI } from "./validate";
 
 const chunk = {
-  id: "chatcmpl-1", object: "chat.completion.chunk", created: 1, model: "gpt-4o",
+  id: "chatcmpl-1",
+  object: "chat.completion.chunk",
+  created: 1,
+  model: "gpt-4o",
   choices: [{ index: 0, delta: { content: "hi" }, logprobs: null, finish_reason: null }],
 };
 
@@ -17,17 +20,24 @@ describe("validateOpenAI", () => {
 
   it("when a value breaks the schema, then errors name the JSON path and the allowed values", () => {
     const result = validateOpenAI("CreateChatCompletionStreamResponse", {
-      ...chunk, object: "chat.completion", choices: [{ index: 0, delta: {}, finish_reason: "done" }],
+      ...chunk,
+      object: "chat.completion",
+      choices: [{ index: 0, delta: {}, finish_reason: "done" }],
     });
     expect(result.valid).toBe(false);
-    expect(result.errors).toContain("/object: must be equal to one of the allowed values [\"chat.completion.chunk\"]");
+    expect(result.errors).toContain('/object: must be equal to one of the allowed values ["chat.completion.chunk"]');
     expect(result.errors).toContain("/choices/0/finish_reason");
   });
 
   it("when a discriminated oneOf member matches, then it validates, and a foreign member does not", () => {
     const response = (toolCall: object) => ({
-      id: "x", object: "chat.completion", created: 1, model: "m",
-      choices: [{ index: 0, finish_reason: "tool_calls", logprobs: null, message: { role: "assistant", content: null, refusal: null, tool_calls: [toolCall] } }],
+      id: "x",
+      object: "chat.completion",
+      created: 1,
+      model: "m",
+      choices: [
+        { index: 0, finish_reason: "tool_calls", logprobs: null, message: { role: "assistant", content: null, refusal: null, tool_calls: [toolCall] } },
+      ],
     });
     const custom = { id: "c", type: "custom", custom: { name: "grep", input: "x" } };
     expect(validateOpenAI("CreateChatCompletionResponse", response(custom)).valid).toBe(true);
@@ -60,13 +70,21 @@ describe("createSpecValidator", () => {
   it("when given a document by absolute path, then its OpenAPI 3.0 schemas are used with 3.0 semantics", () => {
     dir = mkdtempSync(join(tmpdir(), "gw-openapi-"));
     const file = join(dir, "mini.json");
-    writeFileSync(file, JSON.stringify({
-      openapi: "3.0.3",
-      components: { schemas: { Score: {
-        type: "object", required: ["value"],
-        properties: { value: { type: "number", minimum: 0, exclusiveMinimum: true, nullable: true }, "x-note": { type: "string" } },
-      } } },
-    }));
+    writeFileSync(
+      file,
+      JSON.stringify({
+        openapi: "3.0.3",
+        components: {
+          schemas: {
+            Score: {
+              type: "object",
+              required: ["value"],
+              properties: { value: { type: "number", minimum: 0, exclusiveMinimum: true, nullable: true }, "x-note": { type: "string" } },
+            },
+          },
+        },
+      }),
+    );
     const mini = createSpecValidator(file, "Mini");
     expect(mini.validate("Score", { value: 0.5 }).valid).toBe(true);
     expect(mini.validate("Score", { value: null }).valid).toBe(true);

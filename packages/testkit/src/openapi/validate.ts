@@ -61,9 +61,7 @@ export function createSpecValidator(fileName: string, label: string): SpecValida
       const result = validate(schemaName, value);
       if (result.valid) return;
       const preview = JSON.stringify(value)?.slice(0, 600) ?? String(value);
-      throw new Error(
-        `value does not match ${label} schema ${schemaName}:\n${result.errors}\nvalue: ${preview}`,
-      );
+      throw new Error(`value does not match ${label} schema ${schemaName}:\n${result.errors}\nvalue: ${preview}`);
     },
   };
 }

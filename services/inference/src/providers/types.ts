@@ -52,10 +52,7 @@ export interface StreamFailure {
  * `usage` is what the upstream reported for the whole call; the route records it (for the token
  * limit) and writes nothing, so whether the client sees usage stays the adapter's concern.
  */
-export type ChatStreamEvent =
-  | { type: "chunk"; chunk: ChatCompletionChunk }
-  | { type: "usage"; usage: Usage }
-  | { type: "error"; error: StreamFailure };
+export type ChatStreamEvent = { type: "chunk"; chunk: ChatCompletionChunk } | { type: "usage"; usage: Usage } | { type: "error"; error: StreamFailure };
 
 /**
  * Expected failures are values (with `retryable`), so the fallback loop decides what happens next;
@@ -113,10 +110,7 @@ export type EmbeddingsResult = { ok: true; response: EmbeddingsResponse } | { ok
 export type RerankResult = { ok: true; response: RerankResponse; usageTokens: number | undefined } | { ok: false; error: GatewayError };
 
 /** Legacy completions stream like chat: `text_completion` chunks, usage as its own event. */
-export type CompletionStreamEvent =
-  | { type: "chunk"; chunk: Completion }
-  | { type: "usage"; usage: Usage }
-  | { type: "error"; error: StreamFailure };
+export type CompletionStreamEvent = { type: "chunk"; chunk: Completion } | { type: "usage"; usage: Usage } | { type: "error"; error: StreamFailure };
 
 export type CompletionResult =
   | { ok: true; kind: "json"; completion: Completion }
@@ -138,9 +132,7 @@ export type ImagesResult =
   | { ok: false; error: GatewayError };
 
 /** Audio as it arrives (undici's body stream), to be piped to the caller with its content type. */
-export type SpeechResult =
-  | { ok: true; contentType: string; body: AsyncIterable<Uint8Array> }
-  | { ok: false; error: GatewayError };
+export type SpeechResult = { ok: true; contentType: string; body: AsyncIterable<Uint8Array> } | { ok: false; error: GatewayError };
 
 /**
  * A parsed transcription form: the checked fields, and every entry in the caller's order (the file,

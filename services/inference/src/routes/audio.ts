@@ -77,4 +77,3 @@ export function mountAudioRoutes(router: IRouter, deps: ChatRouteDeps): void {
     },
   );
 }
-

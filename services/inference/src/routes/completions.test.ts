@@ -11,7 +11,10 @@ beforeAll(async () => {
   upstream = await startOpenAIUpstream({ apiKey: UPSTREAM_KEY });
   service = await startRouteTestService({
     upstreams: { up: { kind: "openai", url: upstream.url, key: UPSTREAM_KEY } },
-    models: { "instruct-local": { type: "completion", provider: "up", model: "gpt-3.5-turbo-instruct" }, "chat-local": { type: "chat", provider: "up", model: "gpt-4o-mini" } },
+    models: {
+      "instruct-local": { type: "completion", provider: "up", model: "gpt-3.5-turbo-instruct" },
+      "chat-local": { type: "chat", provider: "up", model: "gpt-4o-mini" },
+    },
   });
 });
 afterAll(async () => {

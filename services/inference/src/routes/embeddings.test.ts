@@ -91,7 +91,10 @@ describe("POST /v1/embeddings", () => {
   }
 
   it("when an OpenAI-compatible upstream ignores base64 and answers floats, then the caller still gets base64", async () => {
-    openaiUp.script({ status: 200, body: { object: "list", model: "x", data: [{ object: "embedding", index: 0, embedding: [0.5, -1] }], usage: { prompt_tokens: 1, total_tokens: 1 } } });
+    openaiUp.script({
+      status: 200,
+      body: { object: "list", model: "x", data: [{ object: "embedding", index: 0, embedding: [0.5, -1] }], usage: { prompt_tokens: 1, total_tokens: 1 } },
+    });
     const { body } = await post({ model: "embed-oa", input: "hi", encoding_format: "base64" });
     expect(body.data[0]?.embedding).toBe(floatsToBase64([0.5, -1]));
     expect(body.model).toBe("embed-oa");

@@ -1,6 +1,6 @@
 import type { IRouter } from "express";
 import { EmbeddingsRequest, type EmbeddingEncoding, type EmbeddingsResponse } from "@gw/contracts";
-import { fromZodError, GatewayError } from "@gw/errors";
+import { GatewayError } from "@gw/errors";
 import type { ChatRouteDeps } from "./chat";
 import { mountModelRoute } from "./model-route";
 import { sendJson } from "./json-answer";
@@ -36,7 +36,7 @@ export function encodeEmbeddings(response: EmbeddingsResponse, format: Embedding
 
 export function floatsToBase64(vector: readonly number[]): string {
   const bytes = Buffer.allocUnsafe(vector.length * 4);
-  vector.forEach((x, i) => bytes.writeFloatLE(x, i * 4));
+  for (const [i, x] of vector.entries()) bytes.writeFloatLE(x, i * 4);
   return bytes.toString("base64");
 }
 

@@ -16,7 +16,10 @@ export function mountMessagesRoutes(router: IRouter, deps: ChatRouteDeps): void 
   mountModelRoute(router, deps, { path: "/v1/messages", type: "chat", schema: MessagesRequest, call: messagesOn, respond: sendMessagesAnswer });
 }
 
-async function sendMessagesAnswer(res: Response, result: { kind: "json"; message: MessagesResponse } | { kind: "stream"; events: AsyncIterable<MessagesStreamItem> }): Promise<void> {
+async function sendMessagesAnswer(
+  res: Response,
+  result: { kind: "json"; message: MessagesResponse } | { kind: "stream"; events: AsyncIterable<MessagesStreamItem> },
+): Promise<void> {
   if (result.kind === "json") {
     sendJson(res, result.message, totalTokens(result.message.usage));
     return;
@@ -71,6 +74,15 @@ class StreamUsage {
 
 /** Anthropic's error types pass through; anything else (an OpenAI-side failure) is an api_error. */
 function anthropicErrorType(type: string): string {
-  const known = ["invalid_request_error", "authentication_error", "permission_error", "not_found_error", "rate_limit_error", "api_error", "overloaded_error", "timeout_error"];
+  const known = [
+    "invalid_request_error",
+    "authentication_error",
+    "permission_error",
+    "not_found_error",
+    "rate_limit_error",
+    "api_error",
+    "overloaded_error",
+    "timeout_error",
+  ];
   return known.includes(type) ? type : "api_error";
 }

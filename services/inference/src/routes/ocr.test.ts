@@ -76,7 +76,10 @@ describe("POST /v1/ocr", () => {
   });
 
   it("when the body is wrong, then 400 names the field and no upstream is called", async () => {
-    expect(await post({ model: "ocr", document: { type: "document_url" } })).toMatchObject({ status: 400, body: { error: { param: "document.document_url" } } });
+    expect(await post({ model: "ocr", document: { type: "document_url" } })).toMatchObject({
+      status: 400,
+      body: { error: { param: "document.document_url" } },
+    });
     expect(await post({ model: "ocr", document, pages: [-1] })).toMatchObject({ status: 400, body: { error: { param: "pages[0]" } } });
     expect(await post({ model: "ocr", document, table_format: "csv" })).toMatchObject({ status: 400, body: { error: { param: "table_format" } } });
     expect(await post({ model: "ocr" })).toMatchObject({ status: 400, body: { error: { param: "document" } } });

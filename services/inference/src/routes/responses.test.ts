@@ -58,7 +58,13 @@ for (const model of ["gpt-local", "claude-local"]) {
       expect(answer.status).toBe(200);
       const body = JSON.parse(answer.text) as { usage: { total_tokens: number } };
       assertOpenAI("Response", body);
-      expect(body).toMatchObject({ object: "response", model, status: "completed", store: false, output: [{ type: "message", content: [{ type: "output_text", text: "Echo: hello there" }] }] });
+      expect(body).toMatchObject({
+        object: "response",
+        model,
+        status: "completed",
+        store: false,
+        output: [{ type: "message", content: [{ type: "output_text", text: "Echo: hello there" }] }],
+      });
       expect(answer.headers[internalHeaders.usageTokens]).toBe(String(body.usage.total_tokens));
     });
 
@@ -85,7 +91,9 @@ describe("POST /v1/responses refusals", () => {
   it("when previous_response_id is set, then it is a 400 naming it and nothing reaches an upstream", async () => {
     const answer = await post({ model: "gpt-local", input: "x", previous_response_id: "resp_123" });
     expect(answer.status).toBe(400);
-    expect(JSON.parse(answer.text)).toMatchObject({ error: { type: "invalid_request_error", param: "previous_response_id", message: expect.stringMatching(/not supported/) } });
+    expect(JSON.parse(answer.text)).toMatchObject({
+      error: { type: "invalid_request_error", param: "previous_response_id", message: expect.stringMatching(/not supported/) },
+    });
     expect(openaiUp.requests).toHaveLength(0);
   });
 

@@ -49,12 +49,16 @@ export async function startRouteTestService(options: {
     providers: Object.fromEntries(
       Object.entries(options.upstreams).map(([name, up]) => [
         name,
-        { kind: up.kind, base_url: up.url, api_key_env: `ROUTE_TEST_${name.toUpperCase().replace(/\W/g, "_")}_KEY`, max_retries: up.maxRetries ?? 0, anthropic_beta: up.anthropicBeta },
+        {
+          kind: up.kind,
+          base_url: up.url,
+          api_key_env: `ROUTE_TEST_${name.toUpperCase().replace(/\W/g, "_")}_KEY`,
+          max_retries: up.maxRetries ?? 0,
+          anthropic_beta: up.anthropicBeta,
+        },
       ]),
     ),
-    models: Object.fromEntries(
-      Object.entries(options.models).map(([name, m]) => [name, { type: m.type, routes: [{ provider: m.provider, model: m.model }] }]),
-    ),
+    models: Object.fromEntries(Object.entries(options.models).map(([name, m]) => [name, { type: m.type, routes: [{ provider: m.provider, model: m.model }] }])),
     plans: { plus: limits, pro: limits, enterprise: limits },
   });
   const logger = createLogger({ service: "inference-test", level: "warn", destination: new Writable({ write: (_c, _e, done) => done() }) });

@@ -76,9 +76,7 @@ export function messagesUsageOf(u: Usage): MessagesUsage {
 export function textOf(content: unknown): string {
   if (typeof content === "string") return content;
   if (!Array.isArray(content)) return "";
-  return content
-    .map((part: unknown) => (isRecord(part) && part.type === "text" && typeof part.text === "string" ? part.text : ""))
-    .join("");
+  return content.map((part: unknown) => (isRecord(part) && part.type === "text" && typeof part.text === "string" ? part.text : "")).join("");
 }
 
 /** Function tool calls only: custom (free-text) tool calls cannot be requested through this path. */
@@ -86,8 +84,12 @@ export function toolCallsOf(calls: unknown): ChatToolCall[] {
   if (!Array.isArray(calls)) return [];
   return calls.filter(
     (c: unknown): c is ChatToolCall =>
-      isRecord(c) && c.type === "function" && typeof c.id === "string" && isRecord(c.function) &&
-      typeof c.function.name === "string" && typeof c.function.arguments === "string",
+      isRecord(c) &&
+      c.type === "function" &&
+      typeof c.id === "string" &&
+      isRecord(c.function) &&
+      typeof c.function.name === "string" &&
+      typeof c.function.arguments === "string",
   );
 }
 

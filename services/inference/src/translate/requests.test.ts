@@ -7,10 +7,8 @@ import { DEFAULT_MAX_TOKENS, PLACEHOLDER_TOOL, chatRequestToMessages, messagesRe
 const UP = "claude-up-1";
 
 /** Builds a chat request from plain JSON through the contract, as the route would. */
-const chat = (body: Record<string, unknown>): ChatCompletionRequest =>
-  ChatCompletionRequest.parse({ model: "public", ...body });
-const msgs = (body: Record<string, unknown>): MessagesRequest =>
-  MessagesRequest.parse({ model: "public", max_tokens: 100, ...body });
+const chat = (body: Record<string, unknown>): ChatCompletionRequest => ChatCompletionRequest.parse({ model: "public", ...body });
+const msgs = (body: Record<string, unknown>): MessagesRequest => MessagesRequest.parse({ model: "public", max_tokens: 100, ...body });
 
 function caught(fn: () => unknown): GatewayError {
   try {
@@ -26,7 +24,9 @@ function caught(fn: () => unknown): GatewayError {
 function checkMessages(out: MessagesRequest): MessagesRequest {
   MessagesRequest.parse(out);
   for (const key of Object.keys(out)) {
-    expect(["model", "max_tokens", "messages", "system", "stop_sequences", "stream", "metadata", "tools", "tool_choice", "temperature", "top_p"]).toContain(key);
+    expect(["model", "max_tokens", "messages", "system", "stop_sequences", "stream", "metadata", "tools", "tool_choice", "temperature", "top_p"]).toContain(
+      key,
+    );
   }
   return out;
 }
@@ -56,17 +56,31 @@ describe("chatRequestToMessages: golden cases", () => {
         messages: [
           { role: "system", content: "You are terse." },
           { role: "user", content: "hi" },
-          { role: "developer", content: [{ type: "text", text: "Cite sources.", cache_control: { type: "ephemeral" } }, { type: "text", text: "" }] },
+          {
+            role: "developer",
+            content: [
+              { type: "text", text: "Cite sources.", cache_control: { type: "ephemeral" } },
+              { type: "text", text: "" },
+            ],
+          },
         ],
       },
       want: {
-        system: [{ type: "text", text: "You are terse." }, { type: "text", text: "Cite sources.", cache_control: { type: "ephemeral" } }],
+        system: [
+          { type: "text", text: "You are terse." },
+          { type: "text", text: "Cite sources.", cache_control: { type: "ephemeral" } },
+        ],
         messages: [{ role: "user", content: [{ type: "text", text: "hi" }] }],
       },
     },
     {
       name: "when a system message carries a message-level cache_control, then its last block carries it",
-      req: { messages: [{ role: "system", content: "Long prompt", cache_control: { type: "ephemeral" } }, { role: "user", content: "hi" }] },
+      req: {
+        messages: [
+          { role: "system", content: "Long prompt", cache_control: { type: "ephemeral" } },
+          { role: "user", content: "hi" },
+        ],
+      },
       want: {
         system: [{ type: "text", text: "Long prompt", cache_control: { type: "ephemeral" } }],
         messages: [{ role: "user", content: [{ type: "text", text: "hi" }] }],
@@ -97,14 +111,33 @@ describe("chatRequestToMessages: golden cases", () => {
           { role: "user", content: "" },
           { role: "user", content: "two" },
           { role: "assistant", content: "a" },
-          { role: "assistant", content: [{ type: "text", text: "b" }, { type: "refusal", refusal: "no" }] },
+          {
+            role: "assistant",
+            content: [
+              { type: "text", text: "b" },
+              { type: "refusal", refusal: "no" },
+            ],
+          },
           { role: "user", content: "three" },
         ],
       },
       want: {
         messages: [
-          { role: "user", content: [{ type: "text", text: "one" }, { type: "text", text: "two" }] },
-          { role: "assistant", content: [{ type: "text", text: "a" }, { type: "text", text: "b" }, { type: "text", text: "no" }] },
+          {
+            role: "user",
+            content: [
+              { type: "text", text: "one" },
+              { type: "text", text: "two" },
+            ],
+          },
+          {
+            role: "assistant",
+            content: [
+              { type: "text", text: "a" },
+              { type: "text", text: "b" },
+              { type: "text", text: "no" },
+            ],
+          },
           { role: "user", content: [{ type: "text", text: "three" }] },
         ],
       },
@@ -166,7 +199,13 @@ describe("chatRequestToMessages: golden cases", () => {
         messages: [
           { role: "user", content: [{ type: "text", text: "go" }] },
           { role: "assistant", content: [{ type: "tool_use", id: "c1", name: "get_weather", input: {} }] },
-          { role: "user", content: [{ type: "tool_result", tool_use_id: "c1" }, { type: "text", text: "hurry" }] },
+          {
+            role: "user",
+            content: [
+              { type: "tool_result", tool_use_id: "c1" },
+              { type: "text", text: "hurry" },
+            ],
+          },
         ],
         tools: [{ name: "get_weather", description: "Weather for a city", input_schema: weatherSchema }],
       },
@@ -387,7 +426,11 @@ describe("chatRequestToMessages: 400 for what Anthropic cannot honour", () => {
     { name: "when n > 1, then 400 on n", req: { messages: user, n: 2 }, param: "n" },
     { name: "when logprobs is true, then 400 on logprobs", req: { messages: user, logprobs: true }, param: "logprobs" },
     { name: "when top_logprobs is set, then 400 on top_logprobs", req: { messages: user, top_logprobs: 3 }, param: "top_logprobs" },
-    { name: "when response_format is json_object, then 400 on response_format", req: { messages: user, response_format: { type: "json_object" } }, param: "response_format" },
+    {
+      name: "when response_format is json_object, then 400 on response_format",
+      req: { messages: user, response_format: { type: "json_object" } },
+      param: "response_format",
+    },
     {
       name: "when response_format is json_schema, then 400 on response_format",
       req: { messages: user, response_format: { type: "json_schema", json_schema: { name: "x", schema: {} } } },
@@ -406,7 +449,11 @@ describe("chatRequestToMessages: 400 for what Anthropic cannot honour", () => {
     { name: "when web search is asked for, then 400 on web_search_options", req: { messages: user, web_search_options: {} }, param: "web_search_options" },
     { name: "when tool_choice is required without tools, then 400 on tool_choice", req: { messages: user, tool_choice: "required" }, param: "tool_choice" },
     { name: "when there are only system messages, then 400 on messages", req: { messages: [{ role: "system", content: "x" }] }, param: "messages" },
-    { name: "when a message has role function, then 400 on its role", req: { messages: [...user, { role: "function", name: "f", content: "r" }] }, param: "messages[1].role" },
+    {
+      name: "when a message has role function, then 400 on its role",
+      req: { messages: [...user, { role: "function", name: "f", content: "r" }] },
+      param: "messages[1].role",
+    },
     {
       name: "when an assistant message carries a legacy function_call, then 400 on it",
       req: { messages: [...user, { role: "assistant", content: null, function_call: { name: "f", arguments: "{}" } }] },
@@ -419,12 +466,33 @@ describe("chatRequestToMessages: 400 for what Anthropic cannot honour", () => {
     },
     {
       name: "when a user sends a file part, then 400 naming the part's type",
-      req: { messages: [{ role: "user", content: [{ type: "text", text: "read" }, { type: "file", file: { file_id: "f1" } }] }] },
+      req: {
+        messages: [
+          {
+            role: "user",
+            content: [
+              { type: "text", text: "read" },
+              { type: "file", file: { file_id: "f1" } },
+            ],
+          },
+        ],
+      },
       param: "messages[0].content[1].type",
     },
     {
       name: "when a system message holds an image, then 400 naming the part's type",
-      req: { messages: [{ role: "system", content: [{ type: "text", text: "" }, { type: "image_url", image_url: { url: "https://x/y.png" } }] }, ...user] },
+      req: {
+        messages: [
+          {
+            role: "system",
+            content: [
+              { type: "text", text: "" },
+              { type: "image_url", image_url: { url: "https://x/y.png" } },
+            ],
+          },
+          ...user,
+        ],
+      },
       param: "messages[0].content[1].type",
     },
     {
@@ -463,15 +531,28 @@ describe("messagesRequestToChat: golden cases", () => {
     {
       name: "when system is a string, then it is the first system message",
       req: { system: "Be brief.", messages: [{ role: "user", content: "hi" }] },
-      want: { messages: [{ role: "system", content: "Be brief." }, { role: "user", content: "hi" }] },
+      want: {
+        messages: [
+          { role: "system", content: "Be brief." },
+          { role: "user", content: "hi" },
+        ],
+      },
     },
     {
       name: "when system is text blocks, then they join into the first system message and cache_control is dropped",
       req: {
-        system: [{ type: "text", text: "Rule one." }, { type: "text", text: "Rule two.", cache_control: { type: "ephemeral" } }],
+        system: [
+          { type: "text", text: "Rule one." },
+          { type: "text", text: "Rule two.", cache_control: { type: "ephemeral" } },
+        ],
         messages: [{ role: "user", content: "hi" }],
       },
-      want: { messages: [{ role: "system", content: "Rule one.\n\nRule two." }, { role: "user", content: "hi" }] },
+      want: {
+        messages: [
+          { role: "system", content: "Rule one.\n\nRule two." },
+          { role: "user", content: "hi" },
+        ],
+      },
     },
     {
       name: "when a system message comes mid-conversation, then it stays in place",
@@ -512,7 +593,15 @@ describe("messagesRequestToChat: golden cases", () => {
             content: [
               { type: "text", text: "Which is warmer?" },
               { type: "tool_result", tool_use_id: "toolu_1", content: "18C" },
-              { type: "tool_result", tool_use_id: "toolu_2", content: [{ type: "text", text: "21C" }, { type: "text", text: "sunny" }], is_error: false },
+              {
+                type: "tool_result",
+                tool_use_id: "toolu_2",
+                content: [
+                  { type: "text", text: "21C" },
+                  { type: "text", text: "sunny" },
+                ],
+                is_error: false,
+              },
             ],
           },
         ],
@@ -556,11 +645,24 @@ describe("messagesRequestToChat: golden cases", () => {
       req: {
         messages: [
           { role: "user", content: "q" },
-          { role: "assistant", content: [{ type: "text", text: "The answer is " }, { type: "text", text: "42", citations: [] }, { type: "text", text: "." }] },
+          {
+            role: "assistant",
+            content: [
+              { type: "text", text: "The answer is " },
+              { type: "text", text: "42", citations: [] },
+              { type: "text", text: "." },
+            ],
+          },
           { role: "user", content: "thanks" },
         ],
       },
-      want: { messages: [{ role: "user", content: "q" }, { role: "assistant", content: "The answer is 42." }, { role: "user", content: "thanks" }] },
+      want: {
+        messages: [
+          { role: "user", content: "q" },
+          { role: "assistant", content: "The answer is 42." },
+          { role: "user", content: "thanks" },
+        ],
+      },
     },
     {
       name: "when a user sends images, then they become image_url parts (base64 as a data URI) beside text parts",
@@ -642,7 +744,11 @@ describe("messagesRequestToChat: golden cases", () => {
     { name: "when tool_choice is any, then it is required", choice: { type: "any" }, want: "required" },
     { name: "when tool_choice is auto, then it is auto", choice: { type: "auto" }, want: "auto" },
     { name: "when tool_choice is none, then it is none", choice: { type: "none" }, want: "none" },
-    { name: "when tool_choice is a tool, then it is that function", choice: { type: "tool", name: "get_weather" }, want: { type: "function", function: { name: "get_weather" } } },
+    {
+      name: "when tool_choice is a tool, then it is that function",
+      choice: { type: "tool", name: "get_weather" },
+      want: { type: "function", function: { name: "get_weather" } },
+    },
     {
       name: "when disable_parallel_tool_use is true, then parallel_tool_calls is false",
       choice: { type: "auto", disable_parallel_tool_use: true },
@@ -666,14 +772,36 @@ describe("messagesRequestToChat: 400 for what the chat model cannot honour", () 
     { name: "when top_k is set, then 400 on top_k", req: { messages: user, top_k: 5 }, param: "top_k" },
     { name: "when thinking is enabled, then 400 on thinking", req: { messages: user, thinking: { type: "enabled", budget_tokens: 2048 } }, param: "thinking" },
     { name: "when thinking is adaptive, then 400 on thinking", req: { messages: user, thinking: { type: "adaptive" } }, param: "thinking" },
-    { name: "when output_format is set, then 400 on output_format", req: { messages: user, output_format: { type: "json_schema", schema: {} } }, param: "output_format" },
-    { name: "when output_config asks for something, then 400 on output_config", req: { messages: user, output_config: { effort: "high" } }, param: "output_config" },
-    { name: "when mcp_servers are given, then 400 on mcp_servers", req: { messages: user, mcp_servers: [{ type: "url", url: "https://m", name: "m" }] }, param: "mcp_servers" },
+    {
+      name: "when output_format is set, then 400 on output_format",
+      req: { messages: user, output_format: { type: "json_schema", schema: {} } },
+      param: "output_format",
+    },
+    {
+      name: "when output_config asks for something, then 400 on output_config",
+      req: { messages: user, output_config: { effort: "high" } },
+      param: "output_config",
+    },
+    {
+      name: "when mcp_servers are given, then 400 on mcp_servers",
+      req: { messages: user, mcp_servers: [{ type: "url", url: "https://m", name: "m" }] },
+      param: "mcp_servers",
+    },
     { name: "when a container is given, then 400 on container", req: { messages: user, container: "c1" }, param: "container" },
     { name: "when context_management is given, then 400 on it", req: { messages: user, context_management: { edits: [] } }, param: "context_management" },
     {
       name: "when a user sends a document, then 400 naming the block's type",
-      req: { messages: [{ role: "user", content: [{ type: "text", text: "read" }, { type: "document", source: { type: "text", media_type: "text/plain", data: "d" } }] }] },
+      req: {
+        messages: [
+          {
+            role: "user",
+            content: [
+              { type: "text", text: "read" },
+              { type: "document", source: { type: "text", media_type: "text/plain", data: "d" } },
+            ],
+          },
+        ],
+      },
       param: "messages[0].content[1].type",
     },
     {
@@ -681,7 +809,13 @@ describe("messagesRequestToChat: 400 for what the chat model cannot honour", () 
       req: {
         messages: [
           { role: "user", content: "q" },
-          { role: "assistant", content: [{ type: "thinking", thinking: "hmm", signature: "s" }, { type: "text", text: "a" }] },
+          {
+            role: "assistant",
+            content: [
+              { type: "thinking", thinking: "hmm", signature: "s" },
+              { type: "text", text: "a" },
+            ],
+          },
           { role: "user", content: "again" },
         ],
       },
@@ -693,7 +827,19 @@ describe("messagesRequestToChat: 400 for what the chat model cannot honour", () 
         messages: [
           { role: "user", content: "q" },
           { role: "assistant", content: [{ type: "tool_use", id: "t1", name: "shot", input: {} }] },
-          { role: "user", content: [{ type: "tool_result", tool_use_id: "t1", content: [{ type: "text", text: "here" }, { type: "image", source: { type: "url", url: "https://x/y.png" } }] }] },
+          {
+            role: "user",
+            content: [
+              {
+                type: "tool_result",
+                tool_use_id: "t1",
+                content: [
+                  { type: "text", text: "here" },
+                  { type: "image", source: { type: "url", url: "https://x/y.png" } },
+                ],
+              },
+            ],
+          },
         ],
       },
       param: "messages[2].content[0].content[1].type",
@@ -705,7 +851,13 @@ describe("messagesRequestToChat: 400 for what the chat model cannot honour", () 
     },
     {
       name: "when the system prompt holds a non-text block, then 400 naming it",
-      req: { system: [{ type: "text", text: "a" }, { type: "image", source: { type: "url", url: "https://x" } }], messages: user },
+      req: {
+        system: [
+          { type: "text", text: "a" },
+          { type: "image", source: { type: "url", url: "https://x" } },
+        ],
+        messages: user,
+      },
       param: "system[1].type",
     },
     {
@@ -713,11 +865,23 @@ describe("messagesRequestToChat: 400 for what the chat model cannot honour", () 
       req: { messages: [...user, { role: "assistant", content: "{" }] },
       param: "messages[1].role",
     },
-    { name: "when a server tool is given, then 400 on its type", req: { messages: user, tools: [{ type: "web_search_20250305", name: "web_search" }] }, param: "tools[0].type" },
+    {
+      name: "when a server tool is given, then 400 on its type",
+      req: { messages: user, tools: [{ type: "web_search_20250305", name: "web_search" }] },
+      param: "tools[0].type",
+    },
     { name: "when a tool name is longer than 64, then 400 on its name", req: { messages: user, tools: [{ name: "t".repeat(65) }] }, param: "tools[0].name" },
-    { name: "when tool_choice names no tool, then 400 on tool_choice.name", req: { messages: user, tools: [{ name: "f" }], tool_choice: { type: "tool" } }, param: "tool_choice.name" },
+    {
+      name: "when tool_choice names no tool, then 400 on tool_choice.name",
+      req: { messages: user, tools: [{ name: "f" }], tool_choice: { type: "tool" } },
+      param: "tool_choice.name",
+    },
     { name: "when tool_choice is any without tools, then 400 on tool_choice", req: { messages: user, tool_choice: { type: "any" } }, param: "tool_choice" },
-    { name: "when more than 4 stop sequences are given, then 400 on stop_sequences", req: { messages: user, stop_sequences: ["a", "b", "c", "d", "e"] }, param: "stop_sequences" },
+    {
+      name: "when more than 4 stop sequences are given, then 400 on stop_sequences",
+      req: { messages: user, stop_sequences: ["a", "b", "c", "d", "e"] },
+      param: "stop_sequences",
+    },
   ];
   for (const c of cases) {
     it(c.name, () => {
@@ -746,7 +910,13 @@ describe("round trips", () => {
         { role: "tool", tool_call_id: "call_1", content: "18C" },
         { role: "tool", tool_call_id: "call_2", content: "21C" },
         { role: "assistant", content: "Rome is warmer." },
-        { role: "user", content: [{ type: "text", text: "And this one?" }, { type: "image_url", image_url: { url: "data:image/png;base64,iVBORw0KGgo=" } }] },
+        {
+          role: "user",
+          content: [
+            { type: "text", text: "And this one?" },
+            { type: "image_url", image_url: { url: "data:image/png;base64,iVBORw0KGgo=" } },
+          ],
+        },
       ],
       tools: [weatherTool],
       tool_choice: { type: "function", function: { name: "get_weather" } },
@@ -774,7 +944,13 @@ describe("round trips", () => {
             { type: "tool_use", id: "toolu_1", name: "get_weather", input: { city: "Paris" } },
           ],
         },
-        { role: "user", content: [{ type: "tool_result", tool_use_id: "toolu_1", content: "18C" }, { type: "text", text: "Thanks, and tomorrow?" }] },
+        {
+          role: "user",
+          content: [
+            { type: "tool_result", tool_use_id: "toolu_1", content: "18C" },
+            { type: "text", text: "Thanks, and tomorrow?" },
+          ],
+        },
       ],
       tools: [{ name: "get_weather", description: "Weather for a city", input_schema: weatherSchema }],
       tool_choice: { type: "any", disable_parallel_tool_use: true },

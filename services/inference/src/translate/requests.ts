@@ -283,7 +283,7 @@ export function messagesRequestToChat(req: MessagesRequest, upstreamModel: strin
     const text = textOnly(req.system, "system", INPUT_TEXT_JOIN);
     if (text) messages.push({ role: "system", content: text });
   }
-  req.messages.forEach((m, i) => messages.push(...messageToChat(m, `messages[${i}]`)));
+  for (const [i, m] of req.messages.entries()) messages.push(...messageToChat(m, `messages[${i}]`));
   const lastIndex = req.messages.length - 1;
   if (req.messages[lastIndex]?.role === "assistant") {
     throw invalid(`messages[${lastIndex}].role`, "A final assistant message (prefill) is not supported for this model.");
@@ -446,4 +446,3 @@ function stringOf(v: unknown): string | undefined {
 function isBlockList(v: unknown): v is Block[] {
   return Array.isArray(v) && v.every((b) => isRecord(b) && typeof b.type === "string");
 }
-

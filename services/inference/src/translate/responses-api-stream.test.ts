@@ -34,7 +34,16 @@ function relayed(chunks: Record<string, unknown>[]): ChatStreamEvent[] {
 }
 
 function chunk(delta: Record<string, unknown>, finishReason: string | null = null): ChatStreamEvent {
-  return { type: "chunk", chunk: { id: "chatcmpl-1", object: "chat.completion.chunk", created: 1, model: "m", choices: [{ index: 0, delta, logprobs: null, finish_reason: finishReason }] } };
+  return {
+    type: "chunk",
+    chunk: {
+      id: "chatcmpl-1",
+      object: "chat.completion.chunk",
+      created: 1,
+      model: "m",
+      choices: [{ index: 0, delta, logprobs: null, finish_reason: finishReason }],
+    },
+  };
 }
 const usage = (prompt: number, completion: number): ChatStreamEvent => ({
   type: "usage",
@@ -43,7 +52,10 @@ const usage = (prompt: number, completion: number): ChatStreamEvent => ({
 
 function countingIds(): IdMaker {
   const n: Record<string, number> = {};
-  return (prefix) => `${prefix}_${(n[prefix] = (n[prefix] ?? 0) + 1)}`;
+  return (prefix) => {
+    n[prefix] = (n[prefix] ?? 0) + 1;
+    return `${prefix}_${n[prefix]}`;
+  };
 }
 
 /** Runs the translation; every event must match the spec's `ResponseStreamEvent`. */
@@ -56,7 +68,7 @@ async function translate(source: ChatStreamEvent[] | AsyncIterable<ChatStreamEve
     assertOpenAI("ResponseStreamEvent", event);
     out.push(JSON.parse(JSON.stringify(event)) as ResponsesStreamEvent); // as sent, before any later mutation
   }
-  out.forEach((event, i) => expect(event.sequence_number).toBe(i));
+  for (const [i, event] of out.entries()) expect(event.sequence_number).toBe(i);
   return out;
 }
 
@@ -67,7 +79,7 @@ const last = (events: ResponsesStreamEvent[]) => events.at(-1) as ResponsesStrea
 async function throughSdk(events: ResponsesStreamEvent[]) {
   const body = new ReadableStream<Uint8Array>({
     start(controller) {
-      controller.enqueue(new TextEncoder().encode(events.map((e) => JSON.stringify(e)).join("\n") + "\n"));
+      controller.enqueue(new TextEncoder().encode(`${events.map((e) => JSON.stringify(e)).join("\n")}\n`));
       controller.close();
     },
   });
@@ -103,15 +115,31 @@ describe("chatStreamToResponses", () => {
       item: { type: "message", id: "msg_1", status: "in_progress", role: "assistant", content: [] },
       sequence_number: 2,
     });
-    expect(events[4]).toEqual({ type: "response.output_text.delta", item_id: "msg_1", output_index: 0, content_index: 0, delta: "**", logprobs: [], sequence_number: 4 });
+    expect(events[4]).toEqual({
+      type: "response.output_text.delta",
+      item_id: "msg_1",
+      output_index: 0,
+      content_index: 0,
+      delta: "**",
+      logprobs: [],
+      sequence_number: 4,
+    });
     expect(events[8]).toMatchObject({ type: "response.output_text.done", text: "**Holiday Name:**" });
     const done = last(events).response;
     assertOpenAI("Response", done);
     expect(done).toMatchObject({
       status: "completed",
       completed_at: 101,
-      output: [{ type: "message", id: "msg_1", status: "completed", content: [{ type: "output_text", text: "**Holiday Name:**", annotations: [], logprobs: [] }] }],
-      usage: { input_tokens: 16, output_tokens: 300, total_tokens: 316, input_tokens_details: { cached_tokens: 0, cache_write_tokens: 0 }, output_tokens_details: { reasoning_tokens: 0 } },
+      output: [
+        { type: "message", id: "msg_1", status: "completed", content: [{ type: "output_text", text: "**Holiday Name:**", annotations: [], logprobs: [] }] },
+      ],
+      usage: {
+        input_tokens: 16,
+        output_tokens: 300,
+        total_tokens: 316,
+        input_tokens_details: { cached_tokens: 0, cache_write_tokens: 0 },
+        output_tokens_details: { reasoning_tokens: 0 },
+      },
     });
     const sdk = await throughSdk(events);
     expect(sdk.final.output_text).toBe("**Holiday Name:**");
@@ -130,9 +158,20 @@ describe("chatStreamToResponses", () => {
       "response.output_item.done",
       "response.completed",
     ]);
-    expect(events[2]).toMatchObject({ item: { type: "function_call", id: "fc_1", call_id: "call_1", name: "get_weather", arguments: "", status: "in_progress" } });
-    expect(events[5]).toEqual({ type: "response.function_call_arguments.done", item_id: "fc_1", output_index: 0, name: "get_weather", arguments: '{"city":"Paris"}', sequence_number: 5 });
-    expect(last(events).response.output).toEqual([{ type: "function_call", id: "fc_1", call_id: "call_1", name: "get_weather", arguments: '{"city":"Paris"}', status: "completed" }]);
+    expect(events[2]).toMatchObject({
+      item: { type: "function_call", id: "fc_1", call_id: "call_1", name: "get_weather", arguments: "", status: "in_progress" },
+    });
+    expect(events[5]).toEqual({
+      type: "response.function_call_arguments.done",
+      item_id: "fc_1",
+      output_index: 0,
+      name: "get_weather",
+      arguments: '{"city":"Paris"}',
+      sequence_number: 5,
+    });
+    expect(last(events).response.output).toEqual([
+      { type: "function_call", id: "fc_1", call_id: "call_1", name: "get_weather", arguments: '{"city":"Paris"}', status: "completed" },
+    ]);
     const sdk = await throughSdk(events);
     expect(sdk.final.output[0]).toMatchObject({ type: "function_call", arguments: '{"city":"Paris"}' });
     expect(sdk.final.output_text).toBe("");
@@ -173,7 +212,9 @@ describe("chatStreamToResponses", () => {
   });
 
   it("when the answer is cut by the token limit, then the stream ends with response.incomplete", async () => {
-    const events = await translate([chunk({ role: "assistant", content: "" }), chunk({ content: "Hel" }), chunk({}, "length"), usage(3, 1)], { max_output_tokens: 1 });
+    const events = await translate([chunk({ role: "assistant", content: "" }), chunk({ content: "Hel" }), chunk({}, "length"), usage(3, 1)], {
+      max_output_tokens: 1,
+    });
     expect(last(events)).toMatchObject({
       type: "response.incomplete",
       response: { status: "incomplete", incomplete_details: { reason: "max_output_tokens" }, completed_at: null, output: [{ status: "incomplete" }] },
@@ -184,7 +225,9 @@ describe("chatStreamToResponses", () => {
     const events = await translate([chunk({ role: "assistant", refusal: "" }), chunk({ refusal: "No." }), chunk({}, "stop"), usage(3, 1)]);
     expect(types(events)).toContain("response.refusal.delta");
     expect(events.find((e) => e.type === "response.refusal.done")).toMatchObject({ refusal: "No." });
-    expect(last(events).response.output).toEqual([{ type: "message", id: "msg_1", status: "completed", role: "assistant", content: [{ type: "refusal", refusal: "No." }] }]);
+    expect(last(events).response.output).toEqual([
+      { type: "message", id: "msg_1", status: "completed", role: "assistant", content: [{ type: "refusal", refusal: "No." }] },
+    ]);
   });
 
   it("when text precedes a call, then the message closes before the call opens", async () => {
@@ -212,7 +255,9 @@ describe("chatStreamToResponses", () => {
   it("when the answer is empty, then it is one empty message, as in the non-streamed answer", async () => {
     const events = await translate([chunk({ role: "assistant", content: "" }), chunk({}, "stop"), usage(3, 0)]);
     expect(types(events)).not.toContain("response.output_text.delta");
-    expect(last(events).response.output).toEqual([{ type: "message", id: "msg_1", status: "completed", role: "assistant", content: [{ type: "output_text", text: "", annotations: [], logprobs: [] }] }]);
+    expect(last(events).response.output).toEqual([
+      { type: "message", id: "msg_1", status: "completed", role: "assistant", content: [{ type: "output_text", text: "", annotations: [], logprobs: [] }] },
+    ]);
   });
 
   it("when the upstream fails mid-stream, then an error event and response.failed end it, with what came so far", async () => {
@@ -224,14 +269,23 @@ describe("chatStreamToResponses", () => {
     expect(events.at(-2)).toEqual({ type: "error", code: "overloaded_error", message: "Overloaded", param: null, sequence_number: events.length - 2 });
     const failed = last(events).response;
     assertOpenAI("Response", failed);
-    expect(failed).toMatchObject({ status: "failed", error: { code: "server_error", message: "Overloaded" }, output: [{ status: "incomplete", content: [{ text: "Hal" }] }] });
+    expect(failed).toMatchObject({
+      status: "failed",
+      error: { code: "server_error", message: "Overloaded" },
+      output: [{ status: "incomplete", content: [{ text: "Hal" }] }],
+    });
     expect(failed).not.toHaveProperty("usage");
     // The SDK's stream helper takes the error event as the stream's failure.
     await expect(throughSdk(events)).rejects.toMatchObject({ type: "error", message: "Overloaded" });
   });
 
   it("when a rate limit ends the stream after the final usage, then response.failed says rate_limit_exceeded and carries the usage", async () => {
-    const events = await translate([chunk({ content: "x" }), chunk({}, "stop"), usage(5, 1), { type: "error", error: { message: "slow down", type: "rate_limit_error", code: null } }]);
+    const events = await translate([
+      chunk({ content: "x" }),
+      chunk({}, "stop"),
+      usage(5, 1),
+      { type: "error", error: { message: "slow down", type: "rate_limit_error", code: null } },
+    ]);
     expect(last(events).response).toMatchObject({ error: { code: "rate_limit_exceeded" }, usage: { total_tokens: 6 } });
   });
 

@@ -106,7 +106,13 @@ export async function* chatStreamToResponses(events: AsyncIterable<ChatStreamEve
     if (live === call) live = undefined;
     const item = call.item as FunctionCall;
     item.status = "completed";
-    yield stamp({ type: "response.function_call_arguments.done", item_id: item.id, output_index: call.outputIndex, name: item.name, arguments: item.arguments });
+    yield stamp({
+      type: "response.function_call_arguments.done",
+      item_id: item.id,
+      output_index: call.outputIndex,
+      name: item.name,
+      arguments: item.arguments,
+    });
     yield stamp({ type: "response.output_item.done", output_index: call.outputIndex, item });
   }
 

@@ -22,7 +22,10 @@ function refusal(body: Record<string, unknown>): { param: string | null; message
 /** Ids counted per prefix, so whole answers can be compared. */
 function countingIds(): IdMaker {
   const n: Record<string, number> = {};
-  return (prefix) => `${prefix}_${(n[prefix] = (n[prefix] ?? 0) + 1)}`;
+  return (prefix) => {
+    n[prefix] = (n[prefix] ?? 0) + 1;
+    return `${prefix}_${n[prefix]}`;
+  };
 }
 
 const weatherTool = {
@@ -48,7 +51,14 @@ describe("responsesRequestToChat", () => {
     const chat = toChat({
       input: [
         { role: "developer", content: [{ type: "input_text", text: "Use tools." }] },
-        { type: "message", role: "user", content: [{ type: "input_text", text: "Paris?" }, { type: "input_image", image_url: "https://x.test/a.png", detail: "low" }] },
+        {
+          type: "message",
+          role: "user",
+          content: [
+            { type: "input_text", text: "Paris?" },
+            { type: "input_image", image_url: "https://x.test/a.png", detail: "low" },
+          ],
+        },
         { type: "message", role: "assistant", id: "msg_1", status: "completed", content: [{ type: "output_text", text: "Let me check.", annotations: [] }] },
         { type: "function_call", id: "fc_1", call_id: "call_a", name: "get_weather", arguments: '{"city":"Paris"}', status: "completed" },
         { type: "function_call", call_id: "call_b", name: "get_weather", arguments: '{"city":"Lyon"}' },
@@ -60,7 +70,13 @@ describe("responsesRequestToChat", () => {
     });
     expect(chat.messages).toEqual([
       { role: "developer", content: [{ type: "text", text: "Use tools." }] },
-      { role: "user", content: [{ type: "text", text: "Paris?" }, { type: "image_url", image_url: { url: "https://x.test/a.png", detail: "low" } }] },
+      {
+        role: "user",
+        content: [
+          { type: "text", text: "Paris?" },
+          { type: "image_url", image_url: { url: "https://x.test/a.png", detail: "low" } },
+        ],
+      },
       {
         role: "assistant",
         content: "Let me check.",
@@ -77,8 +93,17 @@ describe("responsesRequestToChat", () => {
   });
 
   it("when a function call comes first, then it is an assistant message without content", () => {
-    const chat = toChat({ input: [{ type: "function_call", call_id: "c1", name: "f", arguments: "{}" }, { type: "function_call_output", call_id: "c1", output: "ok" }] });
-    expect(chat.messages[0]).toEqual({ role: "assistant", content: null, tool_calls: [{ id: "c1", type: "function", function: { name: "f", arguments: "{}" } }] });
+    const chat = toChat({
+      input: [
+        { type: "function_call", call_id: "c1", name: "f", arguments: "{}" },
+        { type: "function_call_output", call_id: "c1", output: "ok" },
+      ],
+    });
+    expect(chat.messages[0]).toEqual({
+      role: "assistant",
+      content: null,
+      tool_calls: [{ id: "c1", type: "function", function: { name: "f", arguments: "{}" } }],
+    });
   });
 
   it("when the parameters have chat equivalents, then they are mapped", () => {
@@ -128,7 +153,10 @@ describe("responsesRequestToChat", () => {
 
   it("when text.format is json_object or text, then response_format is json_object or absent", () => {
     expect(toChat({ input: "x", text: { format: { type: "json_object" } } }).response_format).toEqual({ type: "json_object" });
-    expect(toChat({ input: "x", text: { format: { type: "text" }, verbosity: "medium" } })).toEqual({ model: "gw-model", messages: [{ role: "user", content: "x" }] });
+    expect(toChat({ input: "x", text: { format: { type: "text" }, verbosity: "medium" } })).toEqual({
+      model: "gw-model",
+      messages: [{ role: "user", content: "x" }],
+    });
   });
 
   it("when tool_choice is allowed_tools, then only the listed functions are sent, with the mode", () => {
@@ -157,7 +185,11 @@ describe("responsesRequestToChat", () => {
     [{ tools: [weatherTool, { type: "file_search", vector_store_ids: ["v"] }] }, "tools[1].type", /Built-in tools/],
     [{ tools: [{ ...weatherTool, defer_loading: true }] }, "tools[0].defer_loading", /Deferred/],
     [{ tool_choice: { type: "web_search_preview" } }, "tool_choice", /not supported/],
-    [{ tools: [weatherTool], tool_choice: { type: "allowed_tools", mode: "auto", tools: [{ type: "function", name: "nope" }] } }, "tool_choice.tools[0].name", /No function tool named "nope"/],
+    [
+      { tools: [weatherTool], tool_choice: { type: "allowed_tools", mode: "auto", tools: [{ type: "function", name: "nope" }] } },
+      "tool_choice.tools[0].name",
+      /No function tool named "nope"/,
+    ],
     [{ reasoning: { mode: "pro" } }, "reasoning.mode", /reasoning.mode/],
     [{ context_management: [{ type: "compaction" }] }, "context_management", /compaction/],
     [{ moderation: { model: "omni-moderation-latest" } }, "moderation", /moderation/],
@@ -175,7 +207,11 @@ describe("responsesRequestToChat", () => {
     [[{ role: "user", content: [{ type: "input_file", file_url: "https://x.test/a.pdf" }] }], "input[0].content[0].file_url", /file_data/],
     [[{ role: "system", content: [{ type: "input_image", image_url: "https://x.test/a.png" }] }], "input[0].content[0].type", /only contain input_text/],
     [[{ role: "user", content: [{ type: "output_text", text: "x" }] }], "input[0].content[0].type", /output_text/],
-    [[{ type: "function_call_output", call_id: "c", output: [{ type: "input_image", image_url: "https://x.test/a.png" }] }], "input[0].output[0].type", /input_text/],
+    [
+      [{ type: "function_call_output", call_id: "c", output: [{ type: "input_image", image_url: "https://x.test/a.png" }] }],
+      "input[0].output[0].type",
+      /input_text/,
+    ],
     [[], "input", /at least one/],
   ])("when input is %j, then it is a 400 naming %s", (input, param, message) => {
     const got = refusal({ input });
@@ -218,7 +254,13 @@ describe("inCallerTerms", () => {
       input: [
         { role: "user", content: "hi" },
         { role: "assistant", content: "hello" },
-        { role: "user", content: [{ type: "input_text", text: "read" }, { type: "input_file", file_data: "data:text/plain;base64,AA", filename: "a.txt" }] },
+        {
+          role: "user",
+          content: [
+            { type: "input_text", text: "read" },
+            { type: "input_file", file_data: "data:text/plain;base64,AA", filename: "a.txt" },
+          ],
+        },
       ],
       instructions: "be nice",
     });
@@ -232,7 +274,11 @@ describe("inCallerTerms", () => {
   it("when the error names a tool call or a tool, then the function_call item or tool is named", () => {
     const { inCallerTerms } = responsesRequestToChat(
       parse({
-        input: [{ role: "user", content: "x" }, { type: "function_call", call_id: "c", name: "f", arguments: "{}" }, { type: "function_call_output", call_id: "c", output: "o" }],
+        input: [
+          { role: "user", content: "x" },
+          { type: "function_call", call_id: "c", name: "f", arguments: "{}" },
+          { type: "function_call_output", call_id: "c", output: "o" },
+        ],
         tools: [weatherTool, { type: "function", name: "f" }],
       }),
     );
@@ -255,7 +301,13 @@ describe("chatCompletionToResponse", () => {
       choices: [{ index: 0, message: { role: "assistant", refusal: null, annotations: [], ...message }, logprobs: null, finish_reason: finishReason }],
       ...(usage ? { usage } : {}),
     });
-  const usage = { prompt_tokens: 12, completion_tokens: 5, total_tokens: 17, prompt_tokens_details: { cached_tokens: 4 }, completion_tokens_details: { reasoning_tokens: 2 } };
+  const usage = {
+    prompt_tokens: 12,
+    completion_tokens: 5,
+    total_tokens: 17,
+    prompt_tokens_details: { cached_tokens: 4 },
+    completion_tokens_details: { reasoning_tokens: 2 },
+  };
 
   it("when the answer is text, then it is one completed message, with every echo field the schema requires", () => {
     const request = parse({ input: "hi", instructions: "Be brief.", metadata: { a: "b" }, store: true });
@@ -281,8 +333,22 @@ describe("chatCompletionToResponse", () => {
       parallel_tool_calls: true,
       truncation: "disabled",
       text: { format: { type: "text" } },
-      output: [{ type: "message", id: "msg_1", status: "completed", role: "assistant", content: [{ type: "output_text", text: "Hello!", annotations: [], logprobs: [] }] }],
-      usage: { input_tokens: 12, input_tokens_details: { cached_tokens: 4, cache_write_tokens: 0 }, output_tokens: 5, output_tokens_details: { reasoning_tokens: 2 }, total_tokens: 17 },
+      output: [
+        {
+          type: "message",
+          id: "msg_1",
+          status: "completed",
+          role: "assistant",
+          content: [{ type: "output_text", text: "Hello!", annotations: [], logprobs: [] }],
+        },
+      ],
+      usage: {
+        input_tokens: 12,
+        input_tokens_details: { cached_tokens: 4, cache_write_tokens: 0 },
+        output_tokens: 5,
+        output_tokens_details: { reasoning_tokens: 2 },
+        total_tokens: 17,
+      },
     });
     expect(out).not.toHaveProperty("output_text");
   });
@@ -293,16 +359,18 @@ describe("chatCompletionToResponse", () => {
       { id: "call_1", type: "function", function: { name: "get_weather", arguments: '{"city":"Paris"}' } },
       { id: "call_2", type: "function", function: { name: "bare", arguments: "{}" } },
     ];
-    const out = chatCompletionToResponse(completion({ content: null, tool_calls: calls }, "tool_calls", usage), responseShell(request, "resp_2", 1), countingIds(), 2);
+    const out = chatCompletionToResponse(
+      completion({ content: null, tool_calls: calls }, "tool_calls", usage),
+      responseShell(request, "resp_2", 1),
+      countingIds(),
+      2,
+    );
     assertOpenAI("Response", out);
     expect(out.output).toEqual([
       { type: "function_call", id: "fc_1", call_id: "call_1", name: "get_weather", arguments: '{"city":"Paris"}', status: "completed" },
       { type: "function_call", id: "fc_2", call_id: "call_2", name: "bare", arguments: "{}", status: "completed" },
     ]);
-    expect(out.tools).toEqual([
-      { ...weatherTool },
-      { type: "function", name: "bare", description: null, parameters: null, strict: false },
-    ]);
+    expect(out.tools).toEqual([{ ...weatherTool }, { type: "function", name: "bare", description: null, parameters: null, strict: false }]);
     expect(out.tool_choice).toBe("required");
   });
 
@@ -317,14 +385,22 @@ describe("chatCompletionToResponse", () => {
   });
 
   it("when the answer was cut by the token limit, then it is incomplete, saying why", () => {
-    const out = chatCompletionToResponse(completion({ content: "Hel" }, "length", usage), responseShell(parse({ input: "x", max_output_tokens: 1 }), "resp_4", 1), countingIds());
+    const out = chatCompletionToResponse(
+      completion({ content: "Hel" }, "length", usage),
+      responseShell(parse({ input: "x", max_output_tokens: 1 }), "resp_4", 1),
+      countingIds(),
+    );
     assertOpenAI("Response", out);
     expect(out).toMatchObject({ status: "incomplete", completed_at: null, incomplete_details: { reason: "max_output_tokens" }, max_output_tokens: 1 });
     expect(out.output[0]).toMatchObject({ status: "incomplete" });
   });
 
   it("when the model refused, then the message holds a refusal part (and content_filter is incomplete)", () => {
-    const refused = chatCompletionToResponse(completion({ content: null, refusal: "I can't." }, "stop"), responseShell(parse({ input: "x" }), "resp_5"), countingIds());
+    const refused = chatCompletionToResponse(
+      completion({ content: null, refusal: "I can't." }, "stop"),
+      responseShell(parse({ input: "x" }), "resp_5"),
+      countingIds(),
+    );
     assertOpenAI("Response", refused);
     expect(refused.output[0]).toMatchObject({ content: [{ type: "refusal", refusal: "I can't." }] });
     const filtered = chatCompletionToResponse(completion({ content: "" }, "content_filter"), responseShell(parse({ input: "x" }), "resp_6"), countingIds());
@@ -337,7 +413,14 @@ describe("chatCompletionToResponse", () => {
     const request = parse({ input: "x", text: { format }, temperature: 0.3, top_p: 0.5, reasoning: { effort: "low" }, user: "u", parallel_tool_calls: false });
     const out = chatCompletionToResponse(completion({ content: "{}" }, "stop", usage), responseShell(request, "resp_7"), countingIds());
     assertOpenAI("Response", out);
-    expect(out).toMatchObject({ text: { format, verbosity: "medium" }, temperature: 0.3, top_p: 0.5, reasoning: { effort: "low", summary: null }, user: "u", parallel_tool_calls: false });
+    expect(out).toMatchObject({
+      text: { format, verbosity: "medium" },
+      temperature: 0.3,
+      top_p: 0.5,
+      reasoning: { effort: "low", summary: null },
+      user: "u",
+      parallel_tool_calls: false,
+    });
   });
 });
 

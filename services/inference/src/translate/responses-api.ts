@@ -95,7 +95,10 @@ export function responsesRequestToChat(req: ResponsesRequest): ResponsesAsChat {
   if (format?.type === "json_object") chat.response_format = { type: "json_object" };
   if (format?.type === "json_schema") {
     const { name, schema, description, strict } = format;
-    chat.response_format = { type: "json_schema", json_schema: { name, schema, ...(description != null ? { description } : {}), ...(strict != null ? { strict } : {}) } };
+    chat.response_format = {
+      type: "json_schema",
+      json_schema: { name, schema, ...(description != null ? { description } : {}), ...(strict != null ? { strict } : {}) },
+    };
   }
   // "medium" is the default: sending it would only trip models (and servers) that do not know the field.
   if (req.text?.verbosity != null && req.text.verbosity !== "medium") chat.verbosity = req.text.verbosity;
@@ -232,7 +235,7 @@ function chatToolChoice(req: ResponsesRequest, tools: ChatTool[], sources: Sourc
     const listed = Array.isArray(c.tools) ? (c.tools as unknown[]) : [];
     const names = listed.map((t, k) => {
       if (!isRecord(t) || t.type !== "function" || typeof t.name !== "string") {
-        throw invalid(`tool_choice.tools[${k}]`, "allowed_tools may only list function tools here, as {type:\"function\", name}.");
+        throw invalid(`tool_choice.tools[${k}]`, 'allowed_tools may only list function tools here, as {type:"function", name}.');
       }
       if (!tools.some((tool) => tool.function.name === t.name)) throw invalid(`tool_choice.tools[${k}].name`, `No function tool named "${t.name}" in tools.`);
       return t.name;
@@ -424,7 +427,6 @@ function countOf(v: unknown): number {
   return typeof v === "number" && Number.isInteger(v) && v >= 0 ? v : 0;
 }
 
-
 export function nowSeconds(): number {
   return Math.floor(Date.now() / 1000);
 }
@@ -437,4 +439,3 @@ function requireString(v: unknown, at: string): string {
   if (typeof v !== "string") throw invalid(at, `${at} must be a string.`);
   return v;
 }
-

@@ -6,7 +6,17 @@ import { chatCompletionToMessage, messageToChatCompletion } from "./responses";
 const usage = { input_tokens: 10, output_tokens: 5, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 };
 
 const anthropicMessage = (content: Record<string, unknown>[], stop_reason: string | null, extra: Record<string, unknown> = {}): MessagesResponse =>
-  MessagesResponse.parse({ id: "msg_01ABC", type: "message", role: "assistant", model: "claude-up-1", content, stop_reason, stop_sequence: null, usage, ...extra });
+  MessagesResponse.parse({
+    id: "msg_01ABC",
+    type: "message",
+    role: "assistant",
+    model: "claude-up-1",
+    content,
+    stop_reason,
+    stop_sequence: null,
+    usage,
+    ...extra,
+  });
 
 const chatCompletion = (message: Record<string, unknown>, finish_reason: string | null, extra: Record<string, unknown> = {}): ChatCompletion =>
   ChatCompletion.parse({
@@ -29,7 +39,14 @@ describe("messageToChatCompletion", () => {
     },
     {
       name: "when text comes in several blocks, then they are concatenated",
-      msg: anthropicMessage([{ type: "text", text: "The answer is " }, { type: "text", text: "42" }, { type: "text", text: "." }], "end_turn"),
+      msg: anthropicMessage(
+        [
+          { type: "text", text: "The answer is " },
+          { type: "text", text: "42" },
+          { type: "text", text: "." },
+        ],
+        "end_turn",
+      ),
       message: { role: "assistant", content: "The answer is 42.", refusal: null, annotations: [] },
       finish: "stop",
     },
@@ -75,7 +92,14 @@ describe("messageToChatCompletion", () => {
     },
     {
       name: "when thinking blocks come with the answer, then they are left out",
-      msg: anthropicMessage([{ type: "thinking", thinking: "hmm", signature: "s" }, { type: "redacted_thinking", data: "x" }, { type: "text", text: "4" }], "end_turn"),
+      msg: anthropicMessage(
+        [
+          { type: "thinking", thinking: "hmm", signature: "s" },
+          { type: "redacted_thinking", data: "x" },
+          { type: "text", text: "4" },
+        ],
+        "end_turn",
+      ),
       message: { role: "assistant", content: "4", refusal: null, annotations: [] },
       finish: "stop",
     },
@@ -172,7 +196,10 @@ describe("chatCompletionToMessage", () => {
     },
     {
       name: "when text comes with a tool call whose arguments are not JSON, then a text block and a tool_use with input {}",
-      c: chatCompletion({ content: "Let me check.", tool_calls: [{ id: "call_1", type: "function", function: { name: "f", arguments: "{oops" } }] }, "tool_calls"),
+      c: chatCompletion(
+        { content: "Let me check.", tool_calls: [{ id: "call_1", type: "function", function: { name: "f", arguments: "{oops" } }] },
+        "tool_calls",
+      ),
       content: [
         { type: "text", text: "Let me check." },
         { type: "tool_use", id: "call_1", name: "f", input: {} },
@@ -224,7 +251,10 @@ describe("chatCompletionToMessage", () => {
   it("when a compatible upstream sends content as text parts, then they join into one text block", () => {
     const c = chatCompletion({ content: null }, "stop");
     // Outside the contract on purpose: some OpenAI-compatible servers answer with parts.
-    const parts = [{ type: "text", text: "a" }, { type: "text", text: "b" }] as unknown as string;
+    const parts = [
+      { type: "text", text: "a" },
+      { type: "text", text: "b" },
+    ] as unknown as string;
     const withParts = { ...c, choices: [{ index: 0, message: { role: "assistant", content: parts }, finish_reason: "stop" }] };
     expect(chatCompletionToMessage(withParts, "m").content).toEqual([{ type: "text", text: "ab" }]);
   });
@@ -233,7 +263,12 @@ describe("chatCompletionToMessage", () => {
     const c = chatCompletion({ content: "a" }, "stop", {
       usage: { prompt_tokens: 1100, completion_tokens: 5, total_tokens: 1105, prompt_tokens_details: { cached_tokens: 1000 } },
     });
-    expect(chatCompletionToMessage(c, "m").usage).toEqual({ input_tokens: 100, output_tokens: 5, cache_creation_input_tokens: 0, cache_read_input_tokens: 1000 });
+    expect(chatCompletionToMessage(c, "m").usage).toEqual({
+      input_tokens: 100,
+      output_tokens: 5,
+      cache_creation_input_tokens: 0,
+      cache_read_input_tokens: 1000,
+    });
   });
 
   it("when usage is missing, then every count is 0", () => {

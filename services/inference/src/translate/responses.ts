@@ -10,11 +10,7 @@ import { toolInputOf } from "./requests";
  */
 
 /** Anthropic message → OpenAI chat.completion, as the caller would get it from OpenAI. */
-export function messageToChatCompletion(
-  msg: MessagesResponse,
-  publicModel: string,
-  created: number = Math.floor(Date.now() / 1000),
-): ChatCompletion {
+export function messageToChatCompletion(msg: MessagesResponse, publicModel: string, created: number = Math.floor(Date.now() / 1000)): ChatCompletion {
   const texts: string[] = [];
   const toolCalls: ChatToolCall[] = [];
   for (const block of msg.content) {
@@ -67,6 +63,3 @@ export function chatCompletionToMessage(c: ChatCompletion, publicModel: string):
     usage: c.usage ? messagesUsageOf(c.usage) : { ...NO_USAGE },
   };
 }
-
-
-

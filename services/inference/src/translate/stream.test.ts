@@ -52,23 +52,45 @@ const toMessages = { publicModel: "gpt-public", id: "msg_test" };
 function chunk(delta: Record<string, unknown>, finishReason: string | null = null): ChatStreamEvent {
   return {
     type: "chunk",
-    chunk: { id: "chatcmpl-test", object: "chat.completion.chunk", created: 1_700_000_000, model: "claude-public", choices: [{ index: 0, delta, logprobs: null, finish_reason: finishReason }] },
+    chunk: {
+      id: "chatcmpl-test",
+      object: "chat.completion.chunk",
+      created: 1_700_000_000,
+      model: "claude-public",
+      choices: [{ index: 0, delta, logprobs: null, finish_reason: finishReason }],
+    },
   };
 }
 
 const ev = (event: Record<string, unknown>): MessagesStreamEvent => ({ type: "event", event: event as MessagesEvent });
 const messageStart = ev({
   type: "message_start",
-  message: { id: "msg_test", type: "message", role: "assistant", model: "gpt-public", content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: 0, output_tokens: 0 } },
+  message: {
+    id: "msg_test",
+    type: "message",
+    role: "assistant",
+    model: "gpt-public",
+    content: [],
+    stop_reason: null,
+    stop_sequence: null,
+    usage: { input_tokens: 0, output_tokens: 0 },
+  },
 });
 const textStart = (index: number) => ev({ type: "content_block_start", index, content_block: { type: "text", text: "" } });
 const text = (index: number, t: string) => ev({ type: "content_block_delta", index, delta: { type: "text_delta", text: t } });
-const toolStart = (index: number, id: string, name: string) => ev({ type: "content_block_start", index, content_block: { type: "tool_use", id, name, input: {} } });
+const toolStart = (index: number, id: string, name: string) =>
+  ev({ type: "content_block_start", index, content_block: { type: "tool_use", id, name, input: {} } });
 const json = (index: number, partial: string) => ev({ type: "content_block_delta", index, delta: { type: "input_json_delta", partial_json: partial } });
 const stop = (index: number) => ev({ type: "content_block_stop", index });
 const messageStop = ev({ type: "message_stop" });
-const usage = (input: number, output: number, cacheRead = 0) => ({ input_tokens: input, output_tokens: output, cache_creation_input_tokens: 0, cache_read_input_tokens: cacheRead });
-const messageDelta = (stopReason: string, u: Record<string, number>) => ev({ type: "message_delta", delta: { stop_reason: stopReason, stop_sequence: null }, usage: u });
+const usage = (input: number, output: number, cacheRead = 0) => ({
+  input_tokens: input,
+  output_tokens: output,
+  cache_creation_input_tokens: 0,
+  cache_read_input_tokens: cacheRead,
+});
+const messageDelta = (stopReason: string, u: Record<string, number>) =>
+  ev({ type: "message_delta", delta: { stop_reason: stopReason, stop_sequence: null }, usage: u });
 
 // ------------------------------------------------------------------ Anthropic events → chat chunks
 
@@ -130,7 +152,17 @@ describe("messagesStreamToChat", () => {
 
   it("when thinking precedes two tool calls, then thinking is dropped and the calls are tool indexes 0 and 1", async () => {
     const events = anthropic([
-      { type: "message_start", message: { id: "msg_1", type: "message", role: "assistant", model: "m", content: [], usage: { input_tokens: 100, output_tokens: 1, cache_creation_input_tokens: 10, cache_read_input_tokens: 50 } } },
+      {
+        type: "message_start",
+        message: {
+          id: "msg_1",
+          type: "message",
+          role: "assistant",
+          model: "m",
+          content: [],
+          usage: { input_tokens: 100, output_tokens: 1, cache_creation_input_tokens: 10, cache_read_input_tokens: 50 },
+        },
+      },
       { type: "content_block_start", index: 0, content_block: { type: "thinking", thinking: "" } },
       { type: "content_block_delta", index: 0, delta: { type: "thinking_delta", thinking: "Two lookups." } },
       { type: "content_block_delta", index: 0, delta: { type: "signature_delta", signature: "sig" } },
@@ -160,7 +192,13 @@ describe("messagesStreamToChat", () => {
 
   it("when the upstream sends an error event mid-stream, then the text so far is followed by an error and nothing else", async () => {
     const [start, blockStart, , first] = fixture("anthropic-text.chunks.txt");
-    const events = anthropic([start!, blockStart!, first!, { type: "error", error: { type: "overloaded_error", message: "Overloaded" } }, { type: "message_stop" }]);
+    const events = anthropic([
+      start!,
+      blockStart!,
+      first!,
+      { type: "error", error: { type: "overloaded_error", message: "Overloaded" } },
+      { type: "message_stop" },
+    ]);
     const out = await collect(messagesStreamToChat(from(events), { ...toChat, includeUsage: true }));
     expect(out.map((e) => (e.type === "chunk" ? e.chunk.choices[0]?.delta : e))).toEqual([
       { role: "assistant", content: "" },
@@ -173,7 +211,10 @@ describe("messagesStreamToChat", () => {
     const [start] = fixture("anthropic-text.chunks.txt");
     const events: MessagesStreamEvent[] = [...anthropic([start!]), { type: "error", error: { message: "Overloaded", type: "overloaded_error", code: null } }];
     const out = await collect(messagesStreamToChat(from(events), { ...toChat, includeUsage: false }));
-    expect(out).toEqual([chunk({ role: "assistant", content: "" }), { type: "error", error: { message: "Overloaded", type: "server_error", code: "overloaded_error" } }]);
+    expect(out).toEqual([
+      chunk({ role: "assistant", content: "" }),
+      { type: "error", error: { message: "Overloaded", type: "server_error", code: "overloaded_error" } },
+    ]);
   });
 
   it("when the stream is cut short before message_delta, then it ends with the early-end error and no usage", async () => {
@@ -341,7 +382,13 @@ describe("chatStreamToMessages", () => {
       { type: "error", error: { message: "upstream exploded", type: "server_error", code: null } },
     ];
     const out = await collect(chatStreamToMessages(from(events), toMessages));
-    expect(out).toEqual([messageStart, textStart(0), text(0, "**"), text(0, "Holiday"), ev({ type: "error", error: { type: "api_error", message: "upstream exploded" } })]);
+    expect(out).toEqual([
+      messageStart,
+      textStart(0),
+      text(0, "**"),
+      text(0, "Holiday"),
+      ev({ type: "error", error: { type: "api_error", message: "upstream exploded" } }),
+    ]);
   });
 
   it("when the source says it is overloaded, then the error is an overloaded_error", async () => {
@@ -428,7 +475,8 @@ function chatCalls(events: ChatStreamEvent[]) {
     const choice = e.chunk.choices[0];
     if (choice?.finish_reason) finish = choice.finish_reason;
     for (const call of (choice?.delta as { tool_calls?: ToolCallDelta[] } | undefined)?.tool_calls ?? []) {
-      const slot = (joined[call.index] ??= { args: "" });
+      joined[call.index] ??= { args: "" };
+      const slot = joined[call.index]!;
       if (call.id) Object.assign(slot, { id: call.id, name: call.function.name });
       slot.args += call.function.arguments ?? "";
     }
@@ -438,7 +486,10 @@ function chatCalls(events: ChatStreamEvent[]) {
 
 describe("round trip", () => {
   const parallel = [
-    { type: "message_start", message: { id: "msg_p", type: "message", role: "assistant", model: "m", content: [], usage: { input_tokens: 30, output_tokens: 1 } } },
+    {
+      type: "message_start",
+      message: { id: "msg_p", type: "message", role: "assistant", model: "m", content: [], usage: { input_tokens: 30, output_tokens: 1 } },
+    },
     { type: "content_block_start", index: 0, content_block: { type: "text", text: "" } },
     { type: "content_block_delta", index: 0, delta: { type: "text_delta", text: "Both at once." } },
     { type: "content_block_stop", index: 0 },
@@ -476,6 +527,8 @@ describe("round trip", () => {
     const back = await collect(messagesStreamToChat(chatStreamToMessages(from(original), toMessages), { ...toChat, includeUsage: false }));
     expect(chatCalls(back)).toEqual(chatCalls(original));
     expect(Object.keys(chatCalls(back).joined)).toHaveLength(2);
-    expect(back.filter((e) => e.type === "usage")).toEqual([{ type: "usage", usage: { prompt_tokens: 60, completion_tokens: 38, total_tokens: 98, prompt_tokens_details: { cached_tokens: 20 } } }]);
+    expect(back.filter((e) => e.type === "usage")).toEqual([
+      { type: "usage", usage: { prompt_tokens: 60, completion_tokens: 38, total_tokens: 98, prompt_tokens_details: { cached_tokens: 20 } } },
+    ]);
   });
 });

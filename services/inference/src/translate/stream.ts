@@ -85,7 +85,9 @@ export async function* messagesStreamToChat(events: AsyncIterable<MessagesStream
         if (block?.type === "tool_use" && typeof event.index === "number") {
           const k = tools++;
           toolBlocks.set(event.index, { k, input: block.input, sentArguments: false });
-          yield chunk({ tool_calls: [{ index: k, id: String(block.id ?? ""), type: "function", function: { name: String(block.name ?? ""), arguments: "" } }] });
+          yield chunk({
+            tool_calls: [{ index: k, id: String(block.id ?? ""), type: "function", function: { name: String(block.name ?? ""), arguments: "" } }],
+          });
         } else if (block?.type === "text" && typeof block.text === "string" && block.text !== "") {
           yield chunk({ content: block.text });
         }
@@ -281,7 +283,11 @@ class BlockWriter {
     const index = this.next++;
     call.state = "open";
     this.open = { kind: "tool", index, call };
-    this.out.push({ type: "content_block_start", index, content_block: { type: "tool_use", id: call.id ?? `call_${randomUUID().replaceAll("-", "")}`, name: call.name, input: {} } });
+    this.out.push({
+      type: "content_block_start",
+      index,
+      content_block: { type: "tool_use", id: call.id ?? `call_${randomUUID().replaceAll("-", "")}`, name: call.name, input: {} },
+    });
     for (const args of call.pending.splice(0)) this.out.push(jsonDelta(index, args));
   }
 

@@ -75,12 +75,7 @@ describe("upstreamHttpError", () => {
   });
 
   it("when an upstream message names the upstream model, then the public model name replaces it everywhere", () => {
-    const err = upstreamHttpError(
-      400,
-      {},
-      openaiBody("The model gpt-4o-2024-08-06 does not support tools; gpt-4o-2024-08-06 said so"),
-      ctx,
-    );
+    const err = upstreamHttpError(400, {}, openaiBody("The model gpt-4o-2024-08-06 does not support tools; gpt-4o-2024-08-06 said so"), ctx);
     expect(err.message).toBe("The model gpt-4o does not support tools; gpt-4o said so");
   });
 

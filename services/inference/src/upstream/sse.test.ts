@@ -98,10 +98,7 @@ describe("readSse", () => {
       yield "data: second\n\n";
     }
     const iterator = readSse(body());
-    const first = await Promise.race([
-      iterator.next(),
-      new Promise<"blocked">((resolve) => setTimeout(() => resolve("blocked"), 500)),
-    ]);
+    const first = await Promise.race([iterator.next(), new Promise<"blocked">((resolve) => setTimeout(() => resolve("blocked"), 500))]);
     expect(first).not.toBe("blocked");
     expect(first === "blocked" ? undefined : first.value?.data).toBe("first");
     release();

@@ -124,7 +124,9 @@ function requireToken(token: string): RequestHandler {
   const expected = createHash("sha256").update(token).digest();
   return (req, _res, next) => {
     const match = /^Bearer\s+(\S+)$/i.exec(req.headers.authorization ?? "");
-    const given = createHash("sha256").update(match?.[1] ?? "").digest();
+    const given = createHash("sha256")
+      .update(match?.[1] ?? "")
+      .digest();
     if (!match || !timingSafeEqual(given, expected)) {
       throw new GatewayError("invalid_api_key", "Missing or invalid admin token");
     }

@@ -44,11 +44,7 @@ class ObservedStore extends IdentityStore {
 function setup() {
   const store = new ObservedStore(db);
   const clock = { now: 1_700_000_000_000 };
-  const auth = new Authenticator(
-    store,
-    { ttlMs: 1_000, negativeTtlMs: 500, maxStaleMs: 60_000, maxEntries: 1_000, now: () => clock.now },
-    logger,
-  );
+  const auth = new Authenticator(store, { ttlMs: 1_000, negativeTtlMs: 500, maxStaleMs: 60_000, maxEntries: 1_000, now: () => clock.now }, logger);
   return { store, auth, clock };
 }
 
@@ -182,7 +178,10 @@ describe("Authenticator: identity", () => {
     const { auth, store } = setup();
     const { secret } = await newKey(store, { models: ["gpt-*", "claude-sonnet"] }, { models: ["gpt-4o-mini", "claude-opus"] });
     const { identity } = await auth.authenticate(bearer(secret), ip);
-    expect(identity.models).toEqual([["gpt-*", "claude-sonnet"], ["gpt-4o-mini", "claude-opus"]]);
+    expect(identity.models).toEqual([
+      ["gpt-*", "claude-sonnet"],
+      ["gpt-4o-mini", "claude-opus"],
+    ]);
     expect(allowedByAll(identity.models, "gpt-4o-mini")).toBe(true);
     expect(allowedByAll(identity.models, "gpt-4o")).toBe(false); // the key does not list it
     expect(allowedByAll(identity.models, "claude-opus")).toBe(false); // the workspace does not allow it

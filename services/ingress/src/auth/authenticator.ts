@@ -49,10 +49,7 @@ export class Authenticator {
   }
 
   /** `clientAddress` is the caller's IP as the front door sees it (after trusted proxies). */
-  async authenticate(
-    headers: { authorization?: string; "x-api-key"?: string | string[] },
-    clientAddress: string,
-  ): Promise<Authenticated> {
+  async authenticate(headers: { authorization?: string; "x-api-key"?: string | string[] }, clientAddress: string): Promise<Authenticated> {
     const key = readKey(headers);
     if (key !== undefined && isWellFormedKey(key)) {
       const hash = hashKey(key);
@@ -86,11 +83,9 @@ export class Authenticator {
     const waitMs = this.failures.blockedFor(clientAddress);
     if (waitMs <= 0) return;
     const seconds = Math.max(1, Math.ceil(waitMs / 1000));
-    throw new GatewayError(
-      "too_many_auth_failures",
-      `Too many failed authentication attempts from this address; please try again in ${seconds}s`,
-      { headers: { "retry-after": String(seconds) } },
-    );
+    throw new GatewayError("too_many_auth_failures", `Too many failed authentication attempts from this address; please try again in ${seconds}s`, {
+      headers: { "retry-after": String(seconds) },
+    });
   }
 
   /** One identity object per cached principal, so its signed header can be reused too. */

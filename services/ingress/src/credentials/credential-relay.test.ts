@@ -17,7 +17,18 @@ function principal(plan: "pro" | "enterprise", workspaceId: string, keys: Record
     keyTools: null,
     keyLimits: {},
     sealedCredentials,
-    workspace: { id: workspaceId, object: "workspace", name: "w", plan, subscription: "active", models: ["*"], tools: [], limits: {}, created_at: 0, updated_at: 0 },
+    workspace: {
+      id: workspaceId,
+      object: "workspace",
+      name: "w",
+      plan,
+      subscription: "active",
+      models: ["*"],
+      tools: [],
+      limits: {},
+      created_at: 0,
+      updated_at: 0,
+    },
   };
 }
 

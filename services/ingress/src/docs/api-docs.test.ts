@@ -111,7 +111,13 @@ describe("GET /openapi.json and GET /docs", () => {
   });
 
   it("when a path is not the document's or the page's, then it goes on to the rest of the gateway untouched", async () => {
-    for (const [method, path] of [["POST", "/v1/chat/completions"], ["POST", "/openapi.json"], ["GET", "/docs/nothing.js"], ["GET", "/docsx"], ["GET", "/openapi.yaml"]]) {
+    for (const [method, path] of [
+      ["POST", "/v1/chat/completions"],
+      ["POST", "/openapi.json"],
+      ["GET", "/docs/nothing.js"],
+      ["GET", "/docsx"],
+      ["GET", "/openapi.yaml"],
+    ]) {
       const res = await fetch(`${base}${path}`, { method });
       expect(res.status, `${method} ${path}`).toBe(418);
     }

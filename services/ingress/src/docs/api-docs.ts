@@ -37,7 +37,8 @@ export function mountApiDocs(app: Express): void {
 }
 
 function serveDocs(req: Request, res: Response, path: string, loaded: ReferencePage, next: (err?: unknown) => void): void {
-  if (path === "/docs") return void sendAsset(req, res, loaded.page, { "content-security-policy": contentSecurityPolicy, "referrer-policy": "no-referrer" }).catch(next);
+  if (path === "/docs")
+    return void sendAsset(req, res, loaded.page, { "content-security-policy": contentSecurityPolicy, "referrer-policy": "no-referrer" }).catch(next);
   if (loaded.script && path === loaded.scriptPath) return void sendAsset(req, res, loaded.script).catch(next);
   next();
 }

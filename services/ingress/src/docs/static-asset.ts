@@ -36,7 +36,8 @@ export async function sendAsset(req: Request, res: Response, asset: StaticAsset,
     res.status(304).end();
     return;
   }
-  const body = gzipped ? await (asset.gzipped ??= gzipAsync(asset.body)) : asset.body;
+  if (gzipped) asset.gzipped ??= gzipAsync(asset.body);
+  const body = gzipped && asset.gzipped ? await asset.gzipped : asset.body;
   res.status(200);
   res.setHeader("content-type", asset.type);
   res.setHeader("content-length", body.length);

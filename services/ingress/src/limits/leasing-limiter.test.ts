@@ -159,7 +159,10 @@ describe("LeasingLimiter", () => {
     const clock = new FakeClock();
     const store = new CountingStore({ ...window, now: clock.now });
     const l = new LeasingLimiter(store, { windowMs: window.windowMs, bucketMs: 10, now: clock.now });
-    opened.push(() => l.close(), () => store.end());
+    opened.push(
+      () => l.close(),
+      () => store.end(),
+    );
     await l.admit(ask());
     await l.admit(ask());
     await new Promise((r) => setTimeout(r, 30));

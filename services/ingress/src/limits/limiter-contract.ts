@@ -129,7 +129,12 @@ export function limiterContract(name: string, make: (options: WindowOptions) => 
       const l = await open();
       const denied = await l.admit(request({ tokens: 5000, key: { requests: 10, tokens: 4000 } }));
       expect(denied.allowed ? undefined : denied.denial).toEqual({
-        scope: "key", dimension: "tokens", limit: 4000, used: 0, requested: 5000, retryAfterMs: undefined,
+        scope: "key",
+        dimension: "tokens",
+        limit: 4000,
+        used: 0,
+        requested: 5000,
+        retryAfterMs: undefined,
       });
     });
 
@@ -169,7 +174,12 @@ export function limiterContract(name: string, make: (options: WindowOptions) => 
         ticket: { tokens: 100 },
       });
       // The workspace was charged the block too.
-      const other = await l.admit({ ...req, keyId: `${req.keyId}_other`, key: { requests: 1000, tokens: 1_000_000 }, workspace: { requests: 20, tokens: 1_000_000 } });
+      const other = await l.admit({
+        ...req,
+        keyId: `${req.keyId}_other`,
+        key: { requests: 1000, tokens: 1_000_000 },
+        workspace: { requests: 20, tokens: 1_000_000 },
+      });
       expect(other).toMatchObject({ allowed: true, status: { requests: { limit: 20, remaining: 9 } } });
     });
 

@@ -22,7 +22,18 @@ function principal(workspaceLimits: KeyPrincipal["keyLimits"], keyLimits: KeyPri
     keyTools: null,
     keyLimits,
     sealedCredentials: {},
-    workspace: { id: "ws_1", object: "workspace", name: "w", plan, subscription: "active", models: ["*"], tools: [], limits: workspaceLimits, created_at: 0, updated_at: 0 },
+    workspace: {
+      id: "ws_1",
+      object: "workspace",
+      name: "w",
+      plan,
+      subscription: "active",
+      models: ["*"],
+      tools: [],
+      limits: workspaceLimits,
+      created_at: 0,
+      updated_at: 0,
+    },
   };
 }
 
@@ -70,9 +81,7 @@ describe("rateLimitError", () => {
   it("when a denial can clear, then the 429 says when, in seconds and milliseconds, with the OpenAI type", () => {
     const err = rateLimitError({ scope: "key", dimension: "tokens", limit: 1000, used: 900, requested: 200, retryAfterMs: 8640 }, 60_000);
     expect(err).toMatchObject({ status: 429, code: "rate_limit_exceeded", type: "tokens", headers: { "retry-after": "9", "retry-after-ms": "8640" } });
-    expect(err.message).toBe(
-      "Rate limit reached for tokens per minute (TPM) on this API key: limit 1000, used 900, requested 200. Please try again in 8.64s.",
-    );
+    expect(err.message).toBe("Rate limit reached for tokens per minute (TPM) on this API key: limit 1000, used 900, requested 200. Please try again in 8.64s.");
     expect(err.toEnvelope("anthropic").error.type).toBe("rate_limit_error");
   });
 
@@ -85,7 +94,15 @@ describe("rateLimitError", () => {
 describe("formatDuration", () => {
   it("when given milliseconds, then it writes OpenAI's duration style", () => {
     expect([0, 20, 999, 1000, 8640, 59_999, 60_000, 179_560, 360_000].map(formatDuration)).toEqual([
-      "0ms", "20ms", "999ms", "1s", "8.64s", "59.999s", "1m0s", "2m59.56s", "6m0s",
+      "0ms",
+      "20ms",
+      "999ms",
+      "1s",
+      "8.64s",
+      "59.999s",
+      "1m0s",
+      "2m59.56s",
+      "6m0s",
     ]);
   });
 });

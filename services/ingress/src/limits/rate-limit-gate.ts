@@ -109,8 +109,7 @@ export function rateLimitError(denial: Denial, windowMs: number): GatewayError {
   if (denial.retryAfterMs === undefined) {
     return new GatewayError(
       "rate_limit_exceeded",
-      `Request too large for ${per} ${where}: limit ${denial.limit}, requested ${denial.requested}. ` +
-        "Lower max_tokens or the size of the input.",
+      `Request too large for ${per} ${where}: limit ${denial.limit}, requested ${denial.requested}. Lower max_tokens or the size of the input.`,
       { type: denial.dimension, headers: { "x-should-retry": "false" } },
     );
   }

@@ -94,7 +94,15 @@ export class RedisLimiter implements Limiter {
     this.takeSettlements(r.workspaceId, keys, args);
     const reply = await this.run(keys, args);
     const [failed, waitMs, now, bucket, wsRequests, wsTokens, keyRequests, keyTokens, leased] = (reply as number[]).map(Number) as [
-      number, number, number, number, number, number, number, number, number,
+      number,
+      number,
+      number,
+      number,
+      number,
+      number,
+      number,
+      number,
+      number,
     ];
     const verdict = { failed, waitMs, now, bucket, wsRequests, wsTokens, keyRequests, keyTokens, leased };
     return toAdmission(r, verdict, this.width, this.n);

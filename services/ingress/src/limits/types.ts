@@ -72,9 +72,7 @@ export interface Lease extends Limit {
   expiresInMs: number;
 }
 
-export type Admission =
-  | { allowed: true; status: RateStatus; ticket: Ticket; lease?: Lease }
-  | { allowed: false; status: RateStatus; denial: Denial };
+export type Admission = { allowed: true; status: RateStatus; ticket: Ticket; lease?: Lease } | { allowed: false; status: RateStatus; denial: Denial };
 
 /** Requests and tokens charged ahead to a bucket and not used: given back to that bucket. */
 export interface Unused {

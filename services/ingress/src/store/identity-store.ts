@@ -1,13 +1,4 @@
-import type {
-  ApiKey,
-  CreateKeyBody,
-  CreateWorkspaceBody,
-  KeyStatus,
-  Limits,
-  PatchKeyBody,
-  PatchWorkspaceBody,
-  Workspace,
-} from "@gw/contracts";
+import type { ApiKey, CreateKeyBody, CreateWorkspaceBody, KeyStatus, Limits, PatchKeyBody, PatchWorkspaceBody, Workspace } from "@gw/contracts";
 import type { Db } from "@gw/db";
 import { generateKey, newId } from "../auth/keys";
 
@@ -139,10 +130,7 @@ export class IdentityStore {
   }
 
   async listKeys(workspaceId: string): Promise<ApiKey[]> {
-    const { rows } = await this.db.query<KeyRow>(
-      `SELECT ${keyColumns} FROM ingress.api_keys WHERE workspace_id = $1 ORDER BY created_at, id`,
-      [workspaceId],
-    );
+    const { rows } = await this.db.query<KeyRow>(`SELECT ${keyColumns} FROM ingress.api_keys WHERE workspace_id = $1 ORDER BY created_at, id`, [workspaceId]);
     return rows.map(toApiKey);
   }
 

@@ -125,7 +125,10 @@ describe("when SerpAPI fails", () => {
   });
 
   it("then the hourly throughput limit is a 429 with retry-after (the provider's, else 60 s)", async () => {
-    up.script({ status: 429, body: { error: SERPAPI_THROUGHPUT_ERROR } }, { status: 429, body: { error: SERPAPI_THROUGHPUT_ERROR }, headers: { "retry-after": "30" } });
+    up.script(
+      { status: 429, body: { error: SERPAPI_THROUGHPUT_ERROR } },
+      { status: 429, body: { error: SERPAPI_THROUGHPUT_ERROR }, headers: { "retry-after": "30" } },
+    );
     const first = await search("q=x");
     expect(first.status).toBe(429);
     expect(first.headers.get("retry-after")).toBe("60");

@@ -29,7 +29,11 @@ describe("research client", () => {
     if (!started.ok) return;
     tavilySpec.assert("POST /research 201", started.value);
     expect(started.value).toMatchObject({ status: "pending", input: "What is new in AI?", model: "mini" });
-    expect(up.requests[0]).toMatchObject({ method: "POST", path: "/research", body: { input: "What is new in AI?", model: "mini", citation_format: "apa", output_length: "short" } });
+    expect(up.requests[0]).toMatchObject({
+      method: "POST",
+      path: "/research",
+      body: { input: "What is new in AI?", model: "mini", citation_format: "apa", output_length: "short" },
+    });
     expect(up.requests[0]!.headers.authorization).toBe(`Bearer ${KEY}`);
   });
 
@@ -44,7 +48,11 @@ describe("research client", () => {
       statuses.push(polled.value.status);
       if (polled.value.status === "completed") {
         tavilySpec.assert("ResearchTaskCompleted", polled.value);
-        expect(polled.value).toMatchObject({ request_id: id, content: expect.stringContaining("Rust vs Go"), sources: [expect.objectContaining({ url: expect.any(String) }), expect.anything()] });
+        expect(polled.value).toMatchObject({
+          request_id: id,
+          content: expect.stringContaining("Rust vs Go"),
+          sources: [expect.objectContaining({ url: expect.any(String) }), expect.anything()],
+        });
         expect(polled.value).not.toHaveProperty("usage");
       }
     }

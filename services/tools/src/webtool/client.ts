@@ -95,11 +95,19 @@ export function createWebtoolClient(upstream: ToolUpstream, agent: Dispatcher, r
 
   return {
     async search(request, options = {}) {
-      const out = await call("search", "POST", "/search", forwardedBody(request), WebtoolSearchResponse, { timeoutMs: upstream.timeoutMs, retries: reads, signal: options.signal });
+      const out = await call("search", "POST", "/search", forwardedBody(request), WebtoolSearchResponse, {
+        timeoutMs: upstream.timeoutMs,
+        retries: reads,
+        signal: options.signal,
+      });
       return out.ok ? { ok: true, value: boundResults(out.value, request.max_results ?? webtoolBounds.searchDefaultMaxResults) } : out;
     },
     extract(request, options = {}) {
-      return call("extract", "POST", "/extract", forwardedBody(request), WebtoolExtractResponse, { timeoutMs: budget(request.timeout), retries: reads, signal: options.signal });
+      return call("extract", "POST", "/extract", forwardedBody(request), WebtoolExtractResponse, {
+        timeoutMs: budget(request.timeout),
+        retries: reads,
+        signal: options.signal,
+      });
     },
     async crawl(request, options = {}) {
       const out = await call("crawl", "POST", "/crawl", forwardedBody(request), WebtoolCrawlResponse, {
@@ -118,7 +126,11 @@ export function createWebtoolClient(upstream: ToolUpstream, agent: Dispatcher, r
       return out.ok ? { ok: true, value: boundResults(out.value, request.limit ?? webtoolBounds.defaultLimit) } : out;
     },
     startResearch(request, options = {}) {
-      return call("research", "POST", "/research", forwardedBody(request), WebtoolResearchQueued, { timeoutMs: upstream.timeoutMs, retries: 0, signal: options.signal });
+      return call("research", "POST", "/research", forwardedBody(request), WebtoolResearchQueued, {
+        timeoutMs: upstream.timeoutMs,
+        retries: 0,
+        signal: options.signal,
+      });
     },
     getResearch(requestId, options = {}) {
       return call("research-read", "GET", `/research/${encodeURIComponent(requestId)}`, undefined, WebtoolResearchStatus, {

@@ -6,7 +6,11 @@ import { createUpstreamAgent } from "@gw/service-kit";
 import { getResearch, startResearch, type WebtoolResearchDeps } from "./research";
 
 const KEY = "tvly-research-functions";
-const plans = { plus: { requests_per_minute: 1, tokens_per_minute: 1 }, pro: { requests_per_minute: 1, tokens_per_minute: 1 }, enterprise: { requests_per_minute: 1, tokens_per_minute: 1 } };
+const plans = {
+  plus: { requests_per_minute: 1, tokens_per_minute: 1 },
+  pro: { requests_per_minute: 1, tokens_per_minute: 1 },
+  enterprise: { requests_per_minute: 1, tokens_per_minute: 1 },
+};
 const agent = createUpstreamAgent();
 let up: TavilyUpstream;
 let deps: WebtoolResearchDeps;

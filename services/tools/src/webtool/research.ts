@@ -20,7 +20,11 @@ export interface WebtoolResearchDeps {
  * Starts a research task on the web-tool provider (Tavily `POST /research`, never retried here).
  * Without a `webtool` provider: a 404 `not_found` error value; without its credential: 503.
  */
-export function startResearch(deps: WebtoolResearchDeps, request: WebtoolResearchRequest, options?: WebtoolCallOptions): Promise<ToolOutcome<WebtoolResearchQueued>> {
+export function startResearch(
+  deps: WebtoolResearchDeps,
+  request: WebtoolResearchRequest,
+  options?: WebtoolCallOptions,
+): Promise<ToolOutcome<WebtoolResearchQueued>> {
   const upstream = resolveToolUpstream(deps.gateway, deps.secrets, "webtool", deps.credentials);
   if (!upstream.ok) return Promise.resolve(upstream);
   return createWebtoolClient(upstream.value, deps.agent, deps.retry).startResearch(request, options);

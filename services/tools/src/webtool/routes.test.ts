@@ -133,7 +133,10 @@ describe("POST /v1/tools/webtool/extract", () => {
 
   it("when more than 20 URLs, none, or a bad extract_depth are sent, then 400 names the field", async () => {
     const urls = Array.from({ length: 21 }, (_, i) => `https://a.com/${i}`);
-    expect(errorOf((await service.post("/v1/tools/webtool/extract", { urls })).body)).toMatchObject({ param: "urls", message: expect.stringContaining("at most 20") });
+    expect(errorOf((await service.post("/v1/tools/webtool/extract", { urls })).body)).toMatchObject({
+      param: "urls",
+      message: expect.stringContaining("at most 20"),
+    });
     expect(errorOf((await service.post("/v1/tools/webtool/extract", { urls: [] })).body).param).toBe("urls");
     expect(errorOf((await service.post("/v1/tools/webtool/extract", { urls: "https://a.com", extract_depth: "deep" })).body).param).toBe("extract_depth");
     expect(errorOf((await service.post("/v1/tools/webtool/extract", { urls: "https://a.com", timeout: 61 })).body).param).toBe("timeout");
@@ -143,7 +146,12 @@ describe("POST /v1/tools/webtool/extract", () => {
 
 describe("POST /v1/tools/webtool/crawl and /map", () => {
   it("when a site is crawled with limit, instructions and extract_depth, then at most limit pages come back", async () => {
-    const { status, body } = await service.post("/v1/tools/webtool/crawl", { url: "docs.example.com", limit: 3, instructions: "SDK pages", extract_depth: "basic" });
+    const { status, body } = await service.post("/v1/tools/webtool/crawl", {
+      url: "docs.example.com",
+      limit: 3,
+      instructions: "SDK pages",
+      extract_depth: "basic",
+    });
     expect(status).toBe(200);
     tavilySpec.assert("POST /crawl 200", body);
     expect(body.base_url).toBe("docs.example.com");
@@ -160,8 +168,14 @@ describe("POST /v1/tools/webtool/crawl and /map", () => {
   });
 
   it("when limit is over the gateway's bound (crawl 100, map 500) or max_depth over 5, then 400 names it", async () => {
-    expect(errorOf((await service.post("/v1/tools/webtool/crawl", { url: "a.com", limit: 101 })).body)).toMatchObject({ param: "limit", message: expect.stringContaining("at most 100") });
-    expect(errorOf((await service.post("/v1/tools/webtool/map", { url: "a.com", limit: 501 })).body)).toMatchObject({ param: "limit", message: expect.stringContaining("at most 500") });
+    expect(errorOf((await service.post("/v1/tools/webtool/crawl", { url: "a.com", limit: 101 })).body)).toMatchObject({
+      param: "limit",
+      message: expect.stringContaining("at most 100"),
+    });
+    expect(errorOf((await service.post("/v1/tools/webtool/map", { url: "a.com", limit: 501 })).body)).toMatchObject({
+      param: "limit",
+      message: expect.stringContaining("at most 500"),
+    });
     expect((await service.post("/v1/tools/webtool/map", { url: "a.com", limit: 500 })).status).toBe(200);
     expect(errorOf((await service.post("/v1/tools/webtool/crawl", { url: "a.com", max_depth: 6 })).body).param).toBe("max_depth");
     expect(errorOf((await service.post("/v1/tools/webtool/crawl", { limit: 5 })).body).param).toBe("url");
@@ -193,7 +207,11 @@ describe("methods and paths", () => {
   });
 
   it("when a call does not come through ingress (no signed identity), then 401", async () => {
-    const res = await fetch(`${service.url}/v1/tools/webtool/search`, { method: "POST", headers: { "content-type": "application/json" }, body: '{"query":"x"}' });
+    const res = await fetch(`${service.url}/v1/tools/webtool/search`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: '{"query":"x"}',
+    });
     expect(res.status).toBe(401);
     expect(up.requests).toHaveLength(0);
   });

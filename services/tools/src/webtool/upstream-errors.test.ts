@@ -39,7 +39,10 @@ describe("when Tavily fails, then the gateway answers in its own envelope with t
     expect(headers.get("retry-after")).toBe("5");
   });
 
-  for (const [code, words] of [[432, "plan"], [433, "pay-as-you-go"]] as const) {
+  for (const [code, words] of [
+    [432, "plan"],
+    [433, "pay-as-you-go"],
+  ] as const) {
     it(`${code} (Tavily's quota code): 429 insufficient_quota with x-should-retry: false, not retried`, async () => {
       up.script({ status: code });
       const { status, headers, body } = await search();

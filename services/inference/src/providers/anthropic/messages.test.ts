@@ -32,14 +32,28 @@ function sseStep(frames: Array<[string, object]>) {
   return { status: 200, body, headers: { "content-type": "text/event-stream; charset=utf-8" } };
 }
 
-const messageStart = { type: "message_start", message: { id: "msg_1", type: "message", role: "assistant", model: UPSTREAM_MODEL, content: [], stop_reason: null, usage: { input_tokens: 3, output_tokens: 1 } } };
+const messageStart = {
+  type: "message_start",
+  message: {
+    id: "msg_1",
+    type: "message",
+    role: "assistant",
+    model: UPSTREAM_MODEL,
+    content: [],
+    stop_reason: null,
+    usage: { input_tokens: 3, output_tokens: 1 },
+  },
+};
 
 describe("anthropicMessages: JSON answers", () => {
   it("when a text answer comes back, then it is a validated Message under the public model name with usage", async () => {
     const result = await send(request());
     if (!result.ok || result.kind !== "json") throw new Error("expected a JSON message");
     expect(result.message).toMatchObject({
-      type: "message", role: "assistant", model: PUBLIC_MODEL, stop_reason: "end_turn",
+      type: "message",
+      role: "assistant",
+      model: PUBLIC_MODEL,
+      stop_reason: "end_turn",
       content: [{ type: "text", text: "Echo: Hello Claude" }],
       usage: { input_tokens: 2, output_tokens: 3 },
     });
@@ -57,9 +71,7 @@ describe("anthropicMessages: JSON answers", () => {
     const result = await send(request({ tools, tool_choice: { type: "tool", name: "get_weather" }, messages: [{ role: "user", content: "Oslo" }] }));
     if (!result.ok || result.kind !== "json") throw new Error("expected a JSON message");
     expect(result.message.stop_reason).toBe("tool_use");
-    expect(result.message.content).toEqual([
-      { type: "tool_use", id: expect.stringMatching(/^toolu_01/), name: "get_weather", input: { city: "Oslo" } },
-    ]);
+    expect(result.message.content).toEqual([{ type: "tool_use", id: expect.stringMatching(/^toolu_01/), name: "get_weather", input: { city: "Oslo" } }]);
   });
 
   it("when the upstream answers 200 with something that is not a Message, then it is a retryable upstream_error", async () => {
@@ -81,18 +93,22 @@ describe("anthropicMessages: streams", () => {
     const start = events[0];
     expect(start?.type === "event" && start.event.message).toMatchObject({ model: PUBLIC_MODEL, usage: { input_tokens: 2 } });
     expect(JSON.stringify(events)).not.toContain(UPSTREAM_MODEL);
-    const text = events.flatMap((e) => (e.type === "event" && e.event.type === "content_block_delta" ? [(e.event.delta as { text: string }).text] : [])).join("");
+    const text = events
+      .flatMap((e) => (e.type === "event" && e.event.type === "content_block_delta" ? [(e.event.delta as { text: string }).text] : []))
+      .join("");
     expect(text).toBe("Echo: Hello Claude");
     expect(provider.up.requests[0]?.headers.accept).toBe("text/event-stream");
     expect(provider.up.requests[0]?.body).toMatchObject({ stream: true, model: UPSTREAM_MODEL });
   });
 
   it("when the upstream sends an error event, then one error event ends the stream with the upstream's type", async () => {
-    provider.up.script(sseStep([
-      ["message_start", messageStart],
-      ["error", { type: "error", error: { type: "overloaded_error", message: `Overloaded: ${UPSTREAM_MODEL}` } }],
-      ["message_stop", { type: "message_stop" }],
-    ]));
+    provider.up.script(
+      sseStep([
+        ["message_start", messageStart],
+        ["error", { type: "error", error: { type: "overloaded_error", message: `Overloaded: ${UPSTREAM_MODEL}` } }],
+        ["message_stop", { type: "message_stop" }],
+      ]),
+    );
     const events = await collect(await send(request({ stream: true })));
     expect(events).toHaveLength(2);
     expect(events[1]).toEqual({ type: "error", error: { type: "overloaded_error", message: `Overloaded: ${PUBLIC_MODEL}`, code: null } });
@@ -100,7 +116,14 @@ describe("anthropicMessages: streams", () => {
 
   it("when the upstream sends an event type we do not know, then it passes through untouched", async () => {
     const novel = { type: "content_block_annotation", index: 0, note: "new in some later API" };
-    provider.up.script(sseStep([["message_start", messageStart], ["content_block_annotation", novel], ["ping", { type: "ping" }], ["message_stop", { type: "message_stop" }]]));
+    provider.up.script(
+      sseStep([
+        ["message_start", messageStart],
+        ["content_block_annotation", novel],
+        ["ping", { type: "ping" }],
+        ["message_stop", { type: "message_stop" }],
+      ]),
+    );
     const events = await collect(await send(request({ stream: true })));
     expect(events.map((e) => e.type === "event" && e.event.type)).toEqual(["message_start", "content_block_annotation", "ping", "message_stop"]);
     expect(events[1]).toEqual({ type: "event", event: novel });
@@ -111,14 +134,16 @@ describe("anthropicMessages: streams", () => {
     const events = await collect(await send(request({ stream: true })));
     expect(events.slice(0, -1).every((e) => e.type === "event")).toBe(true);
     expect(events.at(-1)).toEqual({
-      type: "error", error: { type: "api_error", message: "The model provider ended the stream early", code: "upstream_error" },
+      type: "error",
+      error: { type: "api_error", message: "The model provider ended the stream early", code: "upstream_error" },
     });
   });
   it("when the upstream falls silent mid-stream for longer than timeout_ms, then it ends with a timeout error", async () => {
     provider.up.script({ chunkDelayMs: 2_500 }); // undici checks its timeouts every ~0.5 s, so the silence must be long
     const events = await collect(await send(request({ stream: true }), provider.context({ config: { timeout_ms: 100 } })));
     expect(events.at(-1)).toEqual({
-      type: "error", error: { type: "timeout_error", message: "The model provider stopped answering mid-stream", code: "upstream_timeout" },
+      type: "error",
+      error: { type: "timeout_error", message: "The model provider stopped answering mid-stream", code: "upstream_timeout" },
     });
   });
 });
@@ -146,7 +171,10 @@ describe("anthropicMessages: upstream failures", () => {
   });
 
   it("when the upstream rejects the request (400), then its message passes through under the public model name", async () => {
-    provider.up.script({ status: 400, body: { type: "error", error: { type: "invalid_request_error", message: `max_tokens: 999999 > 64000, the maximum for ${UPSTREAM_MODEL}` } } });
+    provider.up.script({
+      status: 400,
+      body: { type: "error", error: { type: "invalid_request_error", message: `max_tokens: 999999 > 64000, the maximum for ${UPSTREAM_MODEL}` } },
+    });
     const err = failure(await send(request()));
     expect([err.code, err.status, err.retryable]).toEqual(["invalid_request", 400, false]);
     expect(err.message).toBe(`max_tokens: 999999 > 64000, the maximum for ${PUBLIC_MODEL}`);

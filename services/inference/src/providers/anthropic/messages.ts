@@ -74,7 +74,10 @@ export function anthropicHeaders(ctx: ProviderContext, stream: boolean, callerBe
 }
 
 function splitList(value: string | undefined): string[] {
-  return (value ?? "").split(",").map((v) => v.trim()).filter(Boolean);
+  return (value ?? "")
+    .split(",")
+    .map((v) => v.trim())
+    .filter(Boolean);
 }
 
 /**

@@ -44,7 +44,7 @@ export async function cohereEmbeddings(ctx: ProviderContext, call: UpstreamCall<
     if (!result.ok) return result;
     const vectors = result.value.embeddings.float;
     if (vectors.length !== batch.length) return { ok: false, error: malformed() };
-    vectors.forEach((embedding, i) => data.push({ object: "embedding", index: start + i, embedding }));
+    for (const [i, embedding] of vectors.entries()) data.push({ object: "embedding", index: start + i, embedding });
     const meta = result.value.meta;
     const tokens = meta?.billed_units?.input_tokens ?? meta?.tokens?.input_tokens;
     billed = billed === undefined || tokens === undefined ? undefined : billed + tokens;

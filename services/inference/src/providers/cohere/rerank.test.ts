@@ -46,9 +46,25 @@ describe("cohereRerank", () => {
   });
 
   it("when Cohere's results come unsorted and beyond top_n, then they are sorted and cut anyway", async () => {
-    provider.up.script({ status: 200, body: { id: "r1", results: [{ index: 1, relevance_score: 0.1 }, { index: 3, relevance_score: 0.9 }, { index: 0, relevance_score: 0.5 }] } });
+    provider.up.script({
+      status: 200,
+      body: {
+        id: "r1",
+        results: [
+          { index: 1, relevance_score: 0.1 },
+          { index: 3, relevance_score: 0.9 },
+          { index: 0, relevance_score: 0.5 },
+        ],
+      },
+    });
     const result = ok(await send({ top_n: 2 }));
-    expect(result.response).toEqual({ id: "r1", results: [{ index: 3, relevance_score: 0.9 }, { index: 0, relevance_score: 0.5 }] });
+    expect(result.response).toEqual({
+      id: "r1",
+      results: [
+        { index: 3, relevance_score: 0.9 },
+        { index: 0, relevance_score: 0.5 },
+      ],
+    });
   });
 
   it("when a result points past the documents, then the answer is malformed: a retryable 502", async () => {

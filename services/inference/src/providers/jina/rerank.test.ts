@@ -51,7 +51,13 @@ describe("jinaRerank", () => {
   it("when Jina sends documents anyway, as plain strings or objects, and no usage, then the answer still parses", async () => {
     provider.up.script({
       status: 200,
-      body: { model: UPSTREAM_MODEL, results: [{ index: 1, document: "New makeup trends", relevance_score: 0.2 }, { index: 0, document: { text: "x" }, relevance_score: 0.7 }] },
+      body: {
+        model: UPSTREAM_MODEL,
+        results: [
+          { index: 1, document: "New makeup trends", relevance_score: 0.2 },
+          { index: 0, document: { text: "x" }, relevance_score: 0.7 },
+        ],
+      },
     });
     const result = ok(await send({ return_documents: true }));
     expect(result.response.results).toEqual([

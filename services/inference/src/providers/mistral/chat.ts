@@ -11,7 +11,18 @@ import { postChat } from "../openai/chat";
 const renamed = { max_completion_tokens: "max_tokens", seed: "random_seed" } as const;
 /** Mistral puts usage on the final chunk of every stream, so `stream_options` is not needed. */
 const implied = ["stream_options", "store", "service_tier", "user", "metadata"] as const;
-const refused = ["logit_bias", "logprobs", "top_logprobs", "modalities", "audio", "reasoning_effort", "verbosity", "web_search_options", "functions", "function_call"] as const;
+const refused = [
+  "logit_bias",
+  "logprobs",
+  "top_logprobs",
+  "modalities",
+  "audio",
+  "reasoning_effort",
+  "verbosity",
+  "web_search_options",
+  "functions",
+  "function_call",
+] as const;
 
 /** Mistral's chat API is OpenAI-compatible but strict about unknown fields. */
 export function mistralChatBody(request: ChatCompletionRequest, upstreamModel: string): Record<string, unknown> | GatewayError {

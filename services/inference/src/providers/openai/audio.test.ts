@@ -31,7 +31,13 @@ describe("encodeForm", () => {
   });
 
   it("when encoded twice (a retry), then both bodies carry the same form", async () => {
-    const upload: TranscriptionUpload = { form: { file: new Blob([audio]), model: "m" }, entries: [["file", new File([audio], "a.wav")], ["model", "m"]] };
+    const upload: TranscriptionUpload = {
+      form: { file: new Blob([audio]), model: "m" },
+      entries: [
+        ["file", new File([audio], "a.wav")],
+        ["model", "m"],
+      ],
+    };
     for (let i = 0; i < 2; i++) {
       const { body, contentType } = await encodeForm(upload, "x");
       const file = (await new Response(body, { headers: { "content-type": contentType } }).formData()).get("file") as unknown as File;

@@ -17,7 +17,8 @@ async function collect(events: AsyncIterable<CompletionStreamEvent>): Promise<Co
 
 const chunk = (extra: Record<string, unknown>) =>
   `data: ${JSON.stringify({ id: "cmpl-1", object: "text_completion", created: 1, model: names.upstreamModel, ...extra })}\n\n`;
-const text = (t: string, usage?: null) => chunk({ choices: [{ text: t, index: 0, logprobs: null, finish_reason: null }], ...(usage === null ? { usage } : {}) });
+const text = (t: string, usage?: null) =>
+  chunk({ choices: [{ text: t, index: 0, logprobs: null, finish_reason: null }], ...(usage === null ? { usage } : {}) });
 const usageChunk = chunk({ choices: [], usage: { prompt_tokens: 2, completion_tokens: 3, total_tokens: 5 } });
 
 describe("openaiUpstreamBody", () => {
@@ -39,10 +40,11 @@ describe("relayOpenAIChunks on text completions", () => {
   it("when the caller did not ask for usage, then the usage chunk and usage: null vanish, and usage is an event of its own", async () => {
     const events = await collect(relayOpenAIChunks(sse(text("Hi", null), text(" there", null), usageChunk, "data: [DONE]\n\n"), Completion, names, false));
     expect(events.map((e) => e.type)).toEqual(["chunk", "chunk", "usage"]);
-    for (const e of events) if (e.type === "chunk") {
-      expect(e.chunk.model).toBe("instruct");
-      expect(e.chunk).not.toHaveProperty("usage");
-    }
+    for (const e of events)
+      if (e.type === "chunk") {
+        expect(e.chunk.model).toBe("instruct");
+        expect(e.chunk).not.toHaveProperty("usage");
+      }
     expect(events[2]).toEqual({ type: "usage", usage: { prompt_tokens: 2, completion_tokens: 3, total_tokens: 5 } });
   });
 

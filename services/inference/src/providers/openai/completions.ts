@@ -11,7 +11,14 @@ import { openaiUpstreamBody, relayOpenAIChunks } from "./stream-relay";
  */
 export async function openaiCompletions(ctx: ProviderContext, call: UpstreamCall<CompletionRequest>): Promise<CompletionResult> {
   const stream = call.request.stream === true;
-  const sent = await postOpenAI(ctx, call, "/completions", JSON.stringify(openaiUpstreamBody(call.request, call.upstreamModel)), openaiHeaders(ctx, stream), !stream);
+  const sent = await postOpenAI(
+    ctx,
+    call,
+    "/completions",
+    JSON.stringify(openaiUpstreamBody(call.request, call.upstreamModel)),
+    openaiHeaders(ctx, stream),
+    !stream,
+  );
   if (!sent.ok) return sent;
   if (stream) {
     const showUsage = call.request.stream_options?.include_usage === true;

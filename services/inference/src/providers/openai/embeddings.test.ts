@@ -24,7 +24,10 @@ describe("openaiEmbeddings", () => {
   it("when inputs are embedded, then the request passes through under the upstream model and the answer names the public one", async () => {
     const response = ok(await send({ input: ["one", "two words"], dimensions: 8, user: "u1" }));
     expect(response).toMatchObject({ object: "list", model: PUBLIC_MODEL, usage: { prompt_tokens: 3, total_tokens: 3 } });
-    expect(response.data.map((d) => [d.index, (d.embedding as number[]).length])).toEqual([[0, 8], [1, 8]]);
+    expect(response.data.map((d) => [d.index, (d.embedding as number[]).length])).toEqual([
+      [0, 8],
+      [1, 8],
+    ]);
     const [seen] = provider.up.requests;
     expect(seen?.path).toBe("/v1/embeddings");
     expect(seen?.headers.authorization).toBe(`Bearer ${KEY}`);
@@ -44,7 +47,10 @@ describe("openaiEmbeddings", () => {
   });
 
   it("when the upstream rejects the request, then its 400 and message reach the caller without the upstream model name", async () => {
-    provider.up.script({ status: 400, body: { error: { message: `${UPSTREAM_MODEL} does not support dimensions`, type: "invalid_request_error", param: null, code: null } } });
+    provider.up.script({
+      status: 400,
+      body: { error: { message: `${UPSTREAM_MODEL} does not support dimensions`, type: "invalid_request_error", param: null, code: null } },
+    });
     const error = failure(await send({ dimensions: 9999 }));
     expect([error.code, error.status, error.retryable]).toEqual(["invalid_request", 400, false]);
     expect(error.message).toBe(`${PUBLIC_MODEL} does not support dimensions`);

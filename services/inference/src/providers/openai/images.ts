@@ -20,4 +20,3 @@ export async function openaiImages(ctx: ProviderContext, call: UpstreamCall<Imag
   if (!read.ok) return read;
   return { ok: true, kind: "json", response: read.value };
 }
-

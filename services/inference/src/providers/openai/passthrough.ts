@@ -10,7 +10,6 @@ import type { ProviderContext, RelayedStreamEvent, UpstreamCall } from "../types
  * server's credential, failures as values, and an SSE relay for streams the gateway does not reshape.
  */
 
-
 /**
  * A POST to `${base_url}${path}` with the server's credential; see `postUpstream`. `buffered` when
  * the answer is one JSON document (the caller asked for no stream).
