@@ -1,0 +1,80 @@
+import type { TokenUsage, UsageUnits } from "@gw/contracts";
+import { type PricedItem, type PricedLine, type PricedUnit, pricedItems } from "./types";
+import { divRoundHalfUp, formatUsd, parseDecimal } from "./usd";
+
+/** A price table: picodollars (1e-12 USD) per `unitOf[item]`. A missing item is not billed. */
+export type Rates = Partial<Record<PricedItem, bigint>>;
+
+/** Each item's billing unit, and how many of the counted things make one. */
+export const unitOf: Record<PricedItem, { unit: PricedUnit; per: bigint }> = {
+  input_tokens: { unit: "1M tokens", per: 1_000_000n },
+  cached_input_tokens: { unit: "1M tokens", per: 1_000_000n },
+  cache_write_tokens: { unit: "1M tokens", per: 1_000_000n },
+  output_tokens: { unit: "1M tokens", per: 1_000_000n },
+  images: { unit: "image", per: 1n },
+  audio_seconds: { unit: "second", per: 1n },
+  characters: { unit: "1K characters", per: 1000n },
+  pages: { unit: "page", per: 1n },
+  calls: { unit: "call", per: 1n },
+  credits: { unit: "credit", per: 1n },
+};
+
+/** True when the request reported nothing at all: no token count and no unit (a refusal). */
+export function isEmptyUsage(usage: TokenUsage, units: UsageUnits): boolean {
+  return Object.values(usage).every((v) => v === undefined) && Object.values(units).every((v) => v === undefined);
+}
+
+/**
+ * How many of each item to bill. Input tokens are billed net of cache reads and writes (which
+ * `input_tokens` includes), never below zero if a provider's counts disagree. A request that used
+ * anything but reported no `calls` is one call, so a per-call price applies to every call that
+ * reached a provider and to no refusal. Throws a RangeError on a count that is not a finite
+ * non-negative number (the contracts' schemas refuse those; a caller that skipped them gets no guess).
+ */
+export function billedQuantities(usage: TokenUsage, units: UsageUnits): Record<PricedItem, number> {
+  for (const [name, value] of [...Object.entries(usage), ...Object.entries(units)]) {
+    if (value !== undefined && !(Number.isFinite(value) && value >= 0)) throw new RangeError(`${name} is not a finite non-negative number: ${value}`);
+  }
+  const cached = usage.cached_input_tokens ?? 0;
+  const cacheWrite = usage.cache_write_tokens ?? 0;
+  return {
+    input_tokens: Math.max(0, (usage.input_tokens ?? 0) - cached - cacheWrite),
+    cached_input_tokens: cached,
+    cache_write_tokens: cacheWrite,
+    output_tokens: usage.output_tokens ?? 0,
+    images: units.images ?? 0,
+    audio_seconds: units.audio_seconds ?? 0,
+    characters: units.characters ?? 0,
+    pages: units.pages ?? 0,
+    calls: units.calls ?? (isEmptyUsage(usage, units) ? 0 : 1),
+    credits: units.credits ?? 0,
+  };
+}
+
+/** Cache reads and writes fall back to the input price when the table has none for them. */
+function rateFor(rates: Rates, item: PricedItem): bigint | undefined {
+  const own = rates[item];
+  if (own !== undefined) return own;
+  return item === "cached_input_tokens" || item === "cache_write_tokens" ? rates.input_tokens : undefined;
+}
+
+/**
+ * Bills a request: one line per item with a non-zero quantity and a price, each amount rounded half
+ * up to the picodollar once, and the cost the exact sum of the lines.
+ */
+export function bill(rates: Rates, usage: TokenUsage, units: UsageUnits): { cost: bigint; lines: PricedLine[] } {
+  const quantities = billedQuantities(usage, units);
+  const lines: PricedLine[] = [];
+  let cost = 0n;
+  for (const item of pricedItems) {
+    const quantity = quantities[item];
+    const exact = parseDecimal(quantity);
+    const price = rateFor(rates, item);
+    if (exact.digits === 0n || price === undefined) continue;
+    const { unit, per } = unitOf[item];
+    const amount = divRoundHalfUp(exact.digits * price, per * 10n ** BigInt(exact.scale));
+    cost += amount;
+    lines.push({ item, units: quantity, unit, unit_price_usd: formatUsd(price), amount_usd: formatUsd(amount) });
+  }
+  return { cost, lines };
+}
