@@ -7,7 +7,7 @@
  * - ESM, one file per entry point plus the code its entries share (a chunk beside them in dist/:
  *   ingress's main and migrate share nearly everything, so this halves the bytes built and shipped).
  *   The workspace packages (@gw/*) are bundled in, as are almost all npm packages (see `external`),
- *   so the four services' images need no node_modules and start without thousands of module lookups.
+ *   so the services' images need no node_modules and start without thousands of module lookups.
  * - platform node, target node20 (package.json's engines; the images run a newer Node, which is fine).
  * - Not minified: a bundle is parsed once at start, size hardly matters on a server, and readable
  *   code keeps heap snapshots and profiles legible. No keepNames either: it would add a call per
@@ -36,7 +36,8 @@ export const serviceEntries = {
   inference: ["main"],
   tools: ["main"],
   jobs: ["main", "migrate"],
-  // mesh: the four built services as processes (it spawns their dist/main.js when itself built).
+  usage: ["main", "migrate"],
+  // mesh: the five built services as processes (it spawns their dist/main.js when itself built).
   embedded: ["main", "mesh"],
 } as const satisfies Record<string, readonly string[]>;
 export type BuiltService = keyof typeof serviceEntries;
@@ -86,6 +87,7 @@ type RuntimeFile = { beside: string } | { packageFile: string };
 const runtimeFiles: Record<string, readonly RuntimeFile[]> = {
   "services/ingress/src/service.ts": [],
   "services/jobs/src/service.ts": [],
+  "services/usage/src/service.ts": [],
   "services/ingress/src/limits/redis-limiter.ts": [{ beside: "sliding-window.lua" }],
   "services/ingress/src/docs/reference-page.ts": [{ packageFile: "redoc/bundles/redoc.standalone.js" }],
   "packages/config/src/env.ts": [],

@@ -10,6 +10,7 @@ import { loadInferenceEnv } from "../../services/inference/src/config";
 import { loadIngressEnv } from "../../services/ingress/src/config";
 import { loadJobsEnv } from "../../services/jobs/src/config";
 import { loadToolsEnv } from "../../services/tools/src/config";
+import { loadUsageEnv } from "../../services/usage/src/config";
 import { deployDir, repoDir } from "./kustomize";
 
 interface ComposeService {
@@ -26,7 +27,9 @@ interface ComposeService {
 }
 
 const compose = parse(readFileSync(join(deployDir, "docker-compose.yml"), "utf8")) as { services: Record<string, ComposeService> };
-const gatewayServices = { ingress: loadIngressEnv, inference: loadInferenceEnv, tools: loadToolsEnv, jobs: loadJobsEnv } as const;
+const gatewayServices = { ingress: loadIngressEnv, inference: loadInferenceEnv, tools: loadToolsEnv, jobs: loadJobsEnv, usage: loadUsageEnv } as const;
+/** The services with a schema of their own, each migrated once by its `<name>-migrate` container. */
+const migratingServices = ["ingress", "jobs", "usage"];
 const infra = ["postgres", "redis", "nats"];
 const svc = (name: string): ComposeService => {
   const s = compose.services[name];
@@ -87,7 +90,7 @@ describe("deploy/docker-compose.yml", () => {
 
   it("when ingress calls the other services, then its URLs name their compose services and ports", () => {
     const env = environment("ingress");
-    for (const name of ["inference", "tools", "jobs"]) {
+    for (const name of ["inference", "tools", "jobs", "usage"]) {
       const url = new URL(env[`${name.toUpperCase()}_URL`] ?? "");
       expect(url.hostname).toBe(name);
       expect(url.port).toBe(environment(name)[`${name.toUpperCase()}_PORT`]);
@@ -96,7 +99,7 @@ describe("deploy/docker-compose.yml", () => {
   });
 
   it("when the mesh comes up, then migrations run first, once, from the service's own image", () => {
-    for (const name of ["ingress", "jobs"]) {
+    for (const name of migratingServices) {
       const migrate = svc(`${name}-migrate`);
       expect(migrate.image).toBe(svc(name).image);
       // The image's bundled migration entry (pnpm build makes it from src/migrate.ts).
@@ -122,7 +125,7 @@ describe("deploy/docker-compose.yml", () => {
   });
 
   it("when a secret is needed, then compose takes it from deploy/.env or the shell, never from the file", () => {
-    for (const name of [...Object.keys(gatewayServices), "ingress-migrate", "jobs-migrate"]) {
+    for (const name of [...Object.keys(gatewayServices), ...migratingServices.map((n) => `${n}-migrate`)]) {
       for (const entry of svc(name).environment ?? []) {
         const [key, value] = [entry.split("=")[0] ?? "", entry.split("=").slice(1).join("=")];
         if (/(SECRET|TOKEN|_KEY)$/.test(key)) expect(value === "" || /^\$\{\w+:\?[^}]+\}$/.test(value), entry).toBe(true);
@@ -143,6 +146,7 @@ describe("deploy/docker-compose.yml", () => {
     expect(passed("tools").sort()).toEqual(expected(true));
     expect(passed("ingress")).toEqual([]);
     expect(passed("jobs")).toEqual([]);
+    expect(passed("usage")).toEqual([]);
   });
 });
 

@@ -6,7 +6,7 @@ import { chain, dockerfile, dockerfileSource as source, execForm, imageCommand, 
 import { deployDir, kustomize, repoDir } from "./kustomize";
 import { mainContainer, Manifests } from "./manifests";
 
-const services = { ingress: ["PORT", "ADMIN_PORT"], inference: ["INFERENCE_PORT"], tools: ["TOOLS_PORT"], jobs: ["JOBS_PORT"] } as const;
+const services = { ingress: ["PORT", "ADMIN_PORT"], inference: ["INFERENCE_PORT"], tools: ["TOOLS_PORT"], jobs: ["JOBS_PORT"], usage: ["USAGE_PORT"] } as const;
 type Service = keyof typeof services;
 
 const envOf = (name: string): Record<string, string> =>
@@ -105,6 +105,19 @@ describe("deploy/Dockerfile", () => {
       expect(imageCommand(name).join(" ")).not.toMatch(/tsx|\.ts\b|--import|--loader/);
     },
   );
+
+  it("when pnpm build makes a service, then the Dockerfile has an image target for it (embedded, the one-process launcher, ships none)", () => {
+    expect(
+      Object.keys(serviceEntries)
+        .filter((name) => name !== "embedded")
+        .sort(),
+    ).toEqual(Object.keys(services).sort());
+    for (const name of Object.keys(services))
+      expect(
+        stages.some((s) => s.name === name),
+        name,
+      ).toBe(true);
+  });
 
   it("when the build stage runs, then it installs the workspace frozen to the lockfile and runs pnpm build", () => {
     const runs = chain("build")

@@ -8,6 +8,7 @@ import { loadInferenceEnv } from "../../services/inference/src/config";
 import { loadIngressEnv } from "../../services/ingress/src/config";
 import { loadJobsEnv } from "../../services/jobs/src/config";
 import { loadToolsEnv } from "../../services/tools/src/config";
+import { loadUsageEnv } from "../../services/usage/src/config";
 import { deployDir, kustomize } from "./kustomize";
 import { mainContainer, Manifests, resolvePort } from "./manifests";
 
@@ -23,6 +24,7 @@ const loaders = {
   inference: (env: Record<string, string>) => loadInferenceEnv(env),
   tools: (env: Record<string, string>) => loadToolsEnv(env),
   jobs: (env: Record<string, string>) => loadJobsEnv(env),
+  usage: (env: Record<string, string>) => loadUsageEnv(env),
 };
 /** Which service holds the credentials of a provider, by its kind: the web tools run in tools. */
 const TOOL_KINDS = new Set(["tavily", "serpapi"]);
@@ -61,7 +63,8 @@ describe.each(["dev", "prod"])("the %s overlay's configuration", (overlay) => {
 
   it("when a service starts, then GATEWAY_CONFIG names the mounted ConfigMap's file and the file passes the gateway's own validation", () => {
     let checked = 0;
-    // Every service reads the config file (jobs checks async bodies against the model catalog);
+    // Every service reads the config file (jobs checks async bodies against the model catalog,
+    // usage costs records with its prices);
     // without the variable a container would look for it at the repository path and not start.
     for (const d of m.deployments) {
       const c = mainContainer(d);
@@ -78,7 +81,7 @@ describe.each(["dev", "prod"])("the %s overlay's configuration", (overlay) => {
       expect(Object.keys(loadGatewayConfig(file).providers).length).toBeGreaterThan(0);
       checked++;
     }
-    expect(checked).toBe(4);
+    expect(checked).toBe(Object.keys(loaders).length);
   });
 
   it("when workspaces bring their own credentials, then ingress and jobs seal them under the same optional master key", () => {
@@ -86,6 +89,7 @@ describe.each(["dev", "prod"])("the %s overlay's configuration", (overlay) => {
     expect(ref("ingress")).toEqual({ name: "gw-secrets", key: "master-key", optional: true });
     expect(ref("jobs")).toEqual(ref("ingress"));
     expect(ref("inference")).toBeUndefined();
+    expect(ref("usage")).toBeUndefined();
   });
 
   it("when ingress holds request bodies, then their budget leaves room in its memory limit", () => {
@@ -108,5 +112,19 @@ describe.each(["dev", "prod"])("the %s overlay's configuration", (overlay) => {
     if (kinds.some((k) => TOOL_KINDS.has(k))) expect(secretRefs("tools")).toEqual(["gw-tool-provider-keys"]);
     expect(secretRefs("ingress")).toEqual([]);
     expect(secretRefs("jobs")).toEqual([]);
+    expect(secretRefs("usage")).toEqual([]);
+  });
+
+  it("when ingress proxies usage queries, then its config.ts takes USAGE_URL, the URL of gw-usage's Service", () => {
+    const env = loadIngressEnv(environment(mainContainer(m.deployment("gw-ingress")))) as Record<string, unknown>;
+    expect(new URL(String(env.USAGE_URL)).hostname).toBe("gw-usage");
+  });
+
+  it("when usage starts, then it keeps records as long as its manifest says, and reads no secret but the database and the internal one", () => {
+    const c = mainContainer(m.deployment("gw-usage"));
+    const env = loadUsageEnv(environment(c)) as Record<string, unknown>;
+    expect(env.GATEWAY_USAGE_RETENTION_DAYS).toBe(Number(c.env?.find((e) => e.name === "GATEWAY_USAGE_RETENTION_DAYS")?.value));
+    const secrets = (c.env ?? []).flatMap((e) => (e.valueFrom?.secretKeyRef ? [`${e.valueFrom.secretKeyRef.name}/${e.valueFrom.secretKeyRef.key}`] : []));
+    expect(secrets.sort()).toEqual(["gw-postgres-app/uri", "gw-secrets/internal-secret"]);
   });
 });

@@ -5,13 +5,23 @@ import type { IPodDisruptionBudget } from "kubernetes-models/policy/v1";
 import type { IIngress } from "kubernetes-models/networking.k8s.io/v1";
 import type { IContainer, ISecret } from "kubernetes-models/v1";
 import { beforeAll, describe, expect, it } from "vitest";
-import { consumerNameOf, streamNameOf } from "../../packages/bus/src/nats-setup";
+import { consumerNameOf, streamKindOf, streamNameOf } from "../../packages/bus/src/nats-setup";
 import { unknownFields, validateObject } from "./k8s-models";
 import { deployDir, kustomize, repoDir } from "./kustomize";
 import { allContainers, egressAllows, ingressAllows, isOutsidePeer, mainContainer, Manifests, matches, podLabels, quantity, resolvePort } from "./manifests";
 
 const overlays = { dev: "ai-gateway-dev", prod: "ai-gateway" } as const;
-const services = ["ingress", "inference", "tools", "jobs"] as const;
+const services = ["ingress", "inference", "tools", "jobs", "usage"] as const;
+/** The services only ingress calls, at the URL its <NAME>_URL variable holds. */
+const internalServices = ["inference", "tools", "jobs", "usage"] as const;
+/** The services with a schema of their own, migrated by an init container before they serve. */
+const migratingServices = ["ingress", "jobs", "usage"] as const;
+/** Each JetStream consumer KEDA scales a service on (prod): the service's durable and its subject. */
+const backlogConsumers = [
+  { name: "inference", durable: "inference", subject: "jobs.work.inference" },
+  { name: "tools", durable: "tools", subject: "jobs.work.tools" },
+  { name: "usage", durable: "usage", subject: "usage.records" },
+] as const;
 /** runUntilSignal's hard stop timeout (packages/service-kit/src/run.ts): the longest a drain takes. */
 const HARD_STOP_SECONDS = 30;
 /** The one peer from outside the namespace that may reach a service other than ingress, and only its metrics port. */
@@ -193,7 +203,7 @@ describe.each(Object.entries(overlays))("the %s overlay", (overlay, namespace) =
   it("when ingress calls a service at its URL, then the Service, the container port and both policies let it through", () => {
     const ingress = m.deployment("gw-ingress");
     const env = Object.fromEntries((mainContainer(ingress).env ?? []).map((e) => [e.name, e.value]));
-    for (const name of ["inference", "tools", "jobs"]) {
+    for (const name of internalServices) {
       const url = new URL(env[`${name.toUpperCase()}_URL`] ?? "");
       const svc = m.services.find((s) => s.metadata?.name === url.hostname);
       const svcPort = svc?.spec?.ports?.find((p) => p.port === Number(url.port));
@@ -204,11 +214,21 @@ describe.each(Object.entries(overlays))("the %s overlay", (overlay, namespace) =
       expect(ingressAllows(m.networkPolicies, podLabels(target), podLabels(ingress), port!), `${name} accepts ingress`).toBe(true);
     }
     // …and nothing else in the namespace may call the internal services.
-    for (const name of ["inference", "tools", "jobs"]) {
+    for (const name of internalServices) {
       const target = m.deployment(`gw-${name}`);
       for (const caller of m.deployments.filter((d) => d.metadata?.name !== "gw-ingress")) {
         expect(ingressAllows(m.networkPolicies, podLabels(target), podLabels(caller), resolvePort(mainContainer(target), "http")!)).toBe(false);
       }
+    }
+  });
+
+  it("when usage runs, then it may reach Postgres and NATS but neither the internet nor the other services", () => {
+    const usage = podLabels(m.deployment("gw-usage"));
+    for (const port of [443, 80, 6379]) expect(egressAllows(m.networkPolicies, usage, port), `gw-usage → :${port}`).toBe(false);
+    for (const name of services.filter((n) => n !== "usage")) {
+      const target = m.deployment(`gw-${name}`);
+      const port = resolvePort(mainContainer(target), "http")!;
+      expect(egressAllows(m.networkPolicies, usage, port, podLabels(target)), `gw-usage → gw-${name}`).toBe(false);
     }
   });
 
@@ -258,8 +278,8 @@ describe.each(Object.entries(overlays))("the %s overlay", (overlay, namespace) =
     if (overlay === "prod") expect(route.spec?.tls?.[0]?.hosts).toEqual(route.spec?.rules?.map((r) => r.host));
   });
 
-  it("when ingress or jobs starts, then an init container first runs that service's migrations from the same image", () => {
-    for (const name of ["ingress", "jobs"]) {
+  it("when ingress, jobs or usage starts, then an init container first runs that service's migrations from the same image", () => {
+    for (const name of migratingServices) {
       const d = m.deployment(`gw-${name}`);
       const init = d.spec?.template.spec?.initContainers ?? [];
       expect(init.map((c) => c.name)).toEqual(["migrate"]);
@@ -288,17 +308,25 @@ describe.each(Object.entries(overlays))("the %s overlay", (overlay, namespace) =
   );
 
   if (overlay === "prod") {
-    it("when async jobs pile up, then KEDA scales inference and tools on their own JetStream consumer's backlog", () => {
+    it("when async jobs or usage records pile up, then KEDA scales inference, tools and usage on their own JetStream consumer's backlog", () => {
       const natsNamespace = m.configMap("gw-env").data?.NATS_NAMESPACE ?? "";
-      for (const name of ["inference", "tools"]) {
+      for (const { name, durable, subject } of backlogConsumers) {
         const so = m.ofKind<IScaledObject>("ScaledObject").find((s) => s.spec.scaleTargetRef.name === `gw-${name}`);
         const js = so?.spec.triggers.find((t) => t.type === "nats-jetstream");
-        expect(js?.metadata).toMatchObject({ stream: streamNameOf(natsNamespace), consumer: consumerNameOf(name, `jobs.work.${name}`) });
+        // The stream the bus puts the subject in: GW_WORK for jobs' work, GW_USAGE for usage records.
+        expect(js?.metadata, name).toMatchObject({ stream: streamNameOf(natsNamespace, streamKindOf(subject)), consumer: consumerNameOf(durable, subject) });
         expect(Number(js?.metadata.lagThreshold)).toBeGreaterThan(0);
         expect(js?.metadata.natsServerMonitoringEndpoint).toMatch(/:8222$/);
-        // These also serve synchronous requests: never scaled to zero.
+        // These also serve requests (usage: the admin API's queries): never scaled to zero.
         expect(so?.spec.minReplicaCount).toBeGreaterThanOrEqual(2);
       }
+      // No ScaledObject is left without its consumer here.
+      expect(
+        m
+          .ofKind<IScaledObject>("ScaledObject")
+          .map((s) => s.spec.scaleTargetRef.name)
+          .sort(),
+      ).toEqual(backlogConsumers.map(({ name }) => `gw-${name}`).sort());
     });
   } else {
     it("when the cluster has no KEDA, then the overlay needs none", () => {

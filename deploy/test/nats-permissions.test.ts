@@ -2,7 +2,7 @@ import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { broadcastSubjects, workSubjects } from "../../packages/contracts/src/bus";
-import { consumerNameOf, natsSubjectOf, streamNameOf } from "../../packages/bus/src/nats-setup";
+import { consumerNameOf, natsSubjectOf, streamKindOf, streamKinds, streamNameOf } from "../../packages/bus/src/nats-setup";
 import { deployDir, kustomize, repoDir } from "./kustomize";
 import { mainContainer, Manifests } from "./manifests";
 
@@ -11,10 +11,13 @@ import { mainContainer, Manifests } from "./manifests";
  * service uses is read here from its code, so a new subject or consumer that the file does not
  * allow fails this test rather than a deployment that locked NATS down.
  */
-const services = ["ingress", "inference", "tools", "jobs"] as const;
+const services = ["ingress", "inference", "tools", "jobs", "usage"] as const;
 type Service = (typeof services)[number];
 const NAMESPACE = "gw";
-const stream = streamNameOf(NAMESPACE);
+/** The stream a work subject lives in (GW_WORK, or GW_USAGE for usage records), as the bus picks it. */
+const streamOf = (subject: string) => streamNameOf(NAMESPACE, streamKindOf(subject));
+/** Every service's bus makes sure every stream exists at start, whichever subjects it uses. */
+const streams = streamKinds.map((kind) => streamNameOf(NAMESPACE, kind));
 
 interface NatsUser {
   publish: string[];
@@ -36,20 +39,26 @@ function readUsers(): Record<string, NatsUser> {
 }
 
 function sources(dir: string): string {
-  return readdirSync(dir, { recursive: true, encoding: "utf8" })
-    .filter((f) => f.endsWith(".ts") && !f.endsWith(".test.ts"))
-    .map((f) => readFileSync(join(dir, f), "utf8"))
-    .join("\n");
+  return (
+    readdirSync(dir, { recursive: true, encoding: "utf8" })
+      // Test support (a service's src/testing/) drives the bus as tests need, not as the service does.
+      .filter((f) => f.endsWith(".ts") && !f.endsWith(".test.ts") && !f.split(/[\\/]/).includes("testing"))
+      .map((f) => readFileSync(join(dir, f), "utf8"))
+      .join("\n")
+      // Whole-line comments, which may sit between a call's arguments and would hide it from the scan.
+      .replace(/^\s*\/\/.*$/gm, "")
+  );
 }
 
 /** What each service's code publishes, subscribes to and consumes (subject and durable). */
 function usage(service: Service) {
   const code = sources(join(repoDir, "services", service, "src"));
   const publishes = new Set([...code.matchAll(/\.(?:enqueue|publish)\(\s*"([a-z.]+)"/g)].map((m) => m[1] ?? ""));
-  // Helpers that publish on a caller's behalf: service-kit's job events, and jobs's dispatcher,
-  // whose subject depends on the job's route (model routes or research).
+  // Helpers that publish on a caller's behalf: service-kit's job events and usage records, and
+  // jobs's dispatcher, whose subject depends on the job's route (model routes or research).
   if (/\breportJobEvent\(/.test(code)) publishes.add("jobs.events");
   if (/\bworkSubjectFor\(/.test(code)) for (const s of ["jobs.work.inference", "jobs.work.tools"]) publishes.add(s);
+  if (/\bnew UsagePublisher\(/.test(code)) publishes.add("usage.records");
   const subscribes = [...code.matchAll(/\.subscribe\(\s*"([a-z.]+)"/g)].map((m) => m[1] ?? "");
   const consumes = [...code.matchAll(/\.consume\(\s*"([a-z.]+)",\s*\{\s*durable:\s*"([A-Za-z0-9_-]+)"/g)].map((m) => ({
     subject: m[1] ?? "",
@@ -71,8 +80,12 @@ describe("the shipped NATS permissions (deploy/nats/gateway-auth.conf)", () => {
     expect(used.publishes.length + used.consumes.length, "the code scan found the service's bus calls").toBeGreaterThan(0);
     for (const subject of used.publishes) expect(user.publish, `${service} publishes ${subject}`).toContain(natsSubjectOf(NAMESPACE, subject));
     for (const subject of used.subscribes) expect(user.subscribe, `${service} subscribes ${subject}`).toContain(natsSubjectOf(NAMESPACE, subject));
+    for (const stream of streams) {
+      for (const op of ["INFO", "CREATE", "UPDATE"]) expect(user.publish, `${service} makes sure ${stream} exists`).toContain(`$JS.API.STREAM.${op}.${stream}`);
+    }
     for (const { subject, durable } of used.consumes) {
       const consumer = consumerNameOf(durable, subject);
+      const stream = streamOf(subject);
       for (const allowed of [
         `$JS.API.CONSUMER.INFO.${stream}.${consumer}`,
         `$JS.API.CONSUMER.CREATE.${stream}.${consumer}.>`,
@@ -88,6 +101,7 @@ describe("the shipped NATS permissions (deploy/nats/gateway-auth.conf)", () => {
       ...used.publishes.map((s) => natsSubjectOf(NAMESPACE, s)),
       ...used.consumes.flatMap(({ subject, durable }) => {
         const c = consumerNameOf(durable, subject);
+        const stream = streamOf(subject);
         return [
           `$JS.API.CONSUMER.INFO.${stream}.${c}`,
           `$JS.API.CONSUMER.CREATE.${stream}.${c}.>`,
@@ -97,10 +111,26 @@ describe("the shipped NATS permissions (deploy/nats/gateway-auth.conf)", () => {
         ];
       }),
       "$JS.API.INFO",
-      ...["INFO", "CREATE", "UPDATE"].map((op) => `$JS.API.STREAM.${op}.${stream}`),
+      ...streams.flatMap((stream) => ["INFO", "CREATE", "UPDATE"].map((op) => `$JS.API.STREAM.${op}.${stream}`)),
     ]);
     expect(user.publish.filter((s) => !own.has(s))).toEqual([]);
     expect([...user.subscribe].sort()).toEqual([...used.subscribes.map((s) => natsSubjectOf(NAMESPACE, s)), `_INBOX.${service}.>`].sort());
+  });
+
+  it("when usage records travel, then ingress and jobs alone publish them and usage alone pulls them, from GW_USAGE only", () => {
+    const subject = natsSubjectOf(NAMESPACE, "usage.records");
+    const usageStream = streamOf("usage.records");
+    expect(usageStream).toBe("GW_USAGE");
+    const publishers = services.filter((name) => users[name]?.publish.includes(subject));
+    expect(publishers).toEqual(["ingress", "jobs"]);
+    const consumer = consumerNameOf("usage", "usage.records");
+    const pullers = services.filter((name) => users[name]?.publish.some((s) => s.startsWith(`$JS.API.CONSUMER.MSG.NEXT.${usageStream}.`)));
+    expect(pullers).toEqual(["usage"]);
+    expect(users.usage?.publish).toContain(`$JS.API.CONSUMER.MSG.NEXT.${usageStream}.${consumer}`);
+    // The usage user touches no consumer of the work stream, and nobody reaches usage's consumer there.
+    const all = Object.values(users).flatMap((u) => u.publish);
+    expect(all.filter((s) => s.includes(consumer) && !s.includes(`.${usageStream}.`))).toEqual([]);
+    expect((users.usage?.publish ?? []).filter((s) => /^\$JS\.(API\.CONSUMER|ACK)\./.test(s) && !s.includes(`.${usageStream}.`))).toEqual([]);
   });
 
   it("when every subject of the contracts is counted, then each has a publisher, and each work subject a consumer", () => {
@@ -112,7 +142,7 @@ describe("the shipped NATS permissions (deploy/nats/gateway-auth.conf)", () => {
       ).toBe(true);
     }
     for (const subject of Object.keys(workSubjects)) {
-      const next = new RegExp(`^\\$JS\\.API\\.CONSUMER\\.MSG\\.NEXT\\.${stream}\\.[A-Za-z0-9_-]+_${subject.replace(/\./g, "_")}$`);
+      const next = new RegExp(`^\\$JS\\.API\\.CONSUMER\\.MSG\\.NEXT\\.${streamOf(subject)}\\.[A-Za-z0-9_-]+_${subject.replace(/\./g, "_")}$`);
       expect(
         all.some((u) => u.publish.some((s) => next.test(s))),
         subject,

@@ -50,6 +50,7 @@ export async function startTestMesh(
     inference: await freePort(),
     tools: await freePort(),
     jobs: await freePort(),
+    usage: await freePort(),
   };
   const adminToken = `admin_${randomBytes(16).toString("hex")}`;
   const internalSecret = randomBytes(32).toString("hex");
@@ -77,7 +78,7 @@ export async function startTestMesh(
   };
   for (const [name, child] of Object.entries(mesh.processes)) capture(name, child);
   try {
-    await waitForMesh(ports, 90_000);
+    await waitForMesh(ports, 90_000, mesh.services);
   } catch (err) {
     await mesh.stop();
     await db.drop();
@@ -128,13 +129,13 @@ export function adminClient(adminURL: string, token: string) {
   };
 }
 
-export async function eventually<T>(fn: () => T | Promise<T>, timeoutMs = 10_000): Promise<T> {
+export async function eventually<T>(fn: () => T | Promise<T>, timeoutMs = 10_000): Promise<NonNullable<T>> {
   const deadline = Date.now() + timeoutMs;
   let last: unknown;
   for (;;) {
     try {
       const value = await fn();
-      if (value) return value;
+      if (value) return value as NonNullable<T>;
     } catch (err) {
       last = err;
     }

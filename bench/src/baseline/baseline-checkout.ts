@@ -46,7 +46,11 @@ export const installRecipe = "git worktree add --detach DIR <commit> && (cd DIR 
 export function readBaselineCheckout(raw: string, git: GitRunner = runGit): BaselineCheckout {
   const dir = resolve(raw);
   if (!existsSync(dir) || !statSync(dir).isDirectory()) throw new Error(`--baseline: ${dir} is not a directory (make one: ${installRecipe})`);
-  const missing = meshServices.map((name) => join("services", name, "src", "main.ts")).filter((file) => !existsSync(join(dir, file)));
+  // The usage service came later: a checkout from before it runs without it.
+  const missing = meshServices
+    .filter((name) => name !== "usage")
+    .map((name) => join("services", name, "src", "main.ts"))
+    .filter((file) => !existsSync(join(dir, file)));
   if (!existsSync(join(dir, "pnpm-workspace.yaml")) || missing.length > 0) {
     throw new Error(`--baseline: ${dir} is not a checkout of this repository (missing ${missing[0] ?? "pnpm-workspace.yaml"})`);
   }

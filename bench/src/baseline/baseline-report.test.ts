@@ -8,7 +8,8 @@ const summary = (p50: number, p90: number, p99: number): LatencySummary => ({ co
 const latency = { direct: summary(0.2, 0.25, 0.4), gateway: summary(1.1, 1.3, 2.0), baseline: summary(1.0, 1.25, 2.3) };
 const cpu = {
   direct: { bench: 40, upstream: 30, inference: 1, tools: 0, jobs: 0, ingress: 2, "baseline:inference": 1, "baseline:ingress": 1 },
-  gateway: { bench: 41, upstream: 31, inference: 150, tools: 1, jobs: 2, ingress: 300, "baseline:inference": 0, "baseline:ingress": 1 },
+  // The gateway's usage service counts; the baseline (a checkout from before it) has none.
+  gateway: { bench: 41, upstream: 31, inference: 150, tools: 1, jobs: 2, usage: 12, ingress: 300, "baseline:inference": 0, "baseline:ingress": 1 },
   baseline: {
     bench: 40,
     upstream: 30,
@@ -35,9 +36,9 @@ describe("compareWithBaseline", () => {
   it("when CPU was read for both meshes, then each mesh's services count only while its own path ran", () => {
     const c = compareWithBaseline(latency, cpu);
     expect(c.servicesCpuMicrosPerRequest).toEqual({
-      gateway: { inference: 150, tools: 1, jobs: 2, ingress: 300, total: 453 },
-      baseline: { inference: 140, tools: 1, jobs: 2, ingress: 290, total: 433 },
-      gatewayMinusBaseline: 20,
+      gateway: { inference: 150, tools: 1, jobs: 2, usage: 12, ingress: 300, total: 465 },
+      baseline: { inference: 140, tools: 1, jobs: 2, usage: 0, ingress: 290, total: 433 },
+      gatewayMinusBaseline: 32,
     });
     expect(c.cpuMicrosPerRequest).toBe(cpu);
   });
@@ -57,12 +58,12 @@ describe("baselineTables", () => {
 
   it("when rendered, then CPU shows each path's own mesh under the same service columns, and the difference", () => {
     const [, table] = baselineTables(compareWithBaseline(latency, cpu), "t", { ...checkout, dirty: true });
-    expect(table?.columns).toEqual(["path", "bench", "upstream", "inference", "tools", "jobs", "ingress", "services"]);
+    expect(table?.columns).toEqual(["path", "bench", "upstream", "inference", "tools", "jobs", "usage", "ingress", "services"]);
     expect(table?.rows).toEqual([
-      ["direct", 40, 30, 1, 0, 0, 2, 3],
-      ["gateway", 41, 31, 150, 1, 2, 300, 453],
-      ["baseline", 40, 30, 140, 1, 2, 290, 433],
-      ["gateway − baseline", "+1", "+1", "+10", "+0", "+0", "+10", "+20"],
+      ["direct", 40, 30, 1, 0, 0, 0, 2, 3],
+      ["gateway", 41, 31, 150, 1, 2, 12, 300, 465],
+      ["baseline", 40, 30, 140, 1, 2, 0, 290, 433],
+      ["gateway − baseline", "+1", "+1", "+10", "+0", "+0", "+12", "+10", "+32"],
     ]);
     const [latencyTable] = baselineTables(compareWithBaseline(latency, cpu), "t", { ...checkout, dirty: true });
     expect(latencyTable?.title).toBe("t; baseline = abc1234 with uncommitted changes (ms)");

@@ -3,7 +3,7 @@ import type { ChildProcess } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { AckPolicy, RetentionPolicy, StorageType, connect, nanos } from "nats";
+import { AckPolicy, DiscardPolicy, RetentionPolicy, StorageType, connect, nanos } from "nats";
 import type { NatsConnection } from "nats";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { workSubjects } from "@gw/contracts";
@@ -12,7 +12,7 @@ import { runBusContract } from "./bus-contract";
 import { createRecordingLogger, deferred, jobWork, sleep, waitFor } from "./bus-testing";
 import { encodeJson } from "./messages";
 import { createNatsBus } from "./nats-bus";
-import { consumerNameOf, natsSubjectOf, streamNameOf, toNatsHeaders } from "./nats-setup";
+import { USAGE_STREAM_MAX_AGE_MS, USAGE_STREAM_MAX_MSGS, consumerNameOf, natsSubjectOf, streamKindOf, streamNameOf, toNatsHeaders } from "./nats-setup";
 import { createMessageSigner } from "./nats-signing";
 import type { Bus } from "./types";
 
@@ -34,6 +34,7 @@ afterAll(async () => {
   for (const ns of namespaces) {
     // Deleting the stream deletes its consumers with it.
     await jsm.streams.delete(streamNameOf(ns)).catch(() => false);
+    await jsm.streams.delete(streamNameOf(ns, "usage")).catch(() => false);
   }
   await nc.close();
 });
@@ -66,11 +67,13 @@ describe("nats bus", { timeout: 90_000 }, () => {
     expect(si.config.retention).toBe(RetentionPolicy.Workqueue);
     expect(si.config.storage).toBe(StorageType.File);
     expect(si.config.duplicate_window).toBe(nanos(60 * 60 * 1000));
-    expect([...si.config.subjects].sort()).toEqual(
+    const subjectsOf = (kind: string) =>
       Object.keys(workSubjects)
+        .filter((s) => streamKindOf(s) === kind)
         .sort()
-        .map((s) => natsSubjectOf(namespace, s)),
-    );
+        .map((s) => natsSubjectOf(namespace, s));
+    expect([...si.config.subjects].sort()).toEqual(subjectsOf("work"));
+    expect(si.config.subjects).not.toContain(natsSubjectOf(namespace, "usage.records"));
     const ci = await jsm.consumers.info(stream, consumerNameOf("tools", "jobs.work.tools"));
     expect(ci.config).toMatchObject({
       durable_name: "tools_jobs_work_tools",
@@ -79,6 +82,38 @@ describe("nats bus", { timeout: 90_000 }, () => {
       ack_wait: nanos(7_000),
       max_deliver: 4,
     });
+  });
+
+  it("when usage records are enqueued, then they wait in a stream of their own that refuses new records at its limits instead of dropping old ones", async () => {
+    const { bus, namespace } = await open();
+    const record = {
+      request_id: "req_1",
+      started_at: 1,
+      duration_ms: 2,
+      workspace_id: "ws_1",
+      key_id: "key_1",
+      route: "/v1/models",
+      status: 200,
+      stream: false,
+    };
+    await bus.enqueue("usage.records", record, { msgId: record.request_id });
+    await bus.enqueue("usage.records", record, { msgId: record.request_id });
+    const jsm = await admin.jetstreamManager();
+    const usage = await jsm.streams.info(streamNameOf(namespace, "usage"));
+    expect(usage.config.subjects).toEqual([natsSubjectOf(namespace, "usage.records")]);
+    expect(usage.config).toMatchObject({
+      retention: RetentionPolicy.Workqueue,
+      discard: DiscardPolicy.New,
+      max_age: nanos(USAGE_STREAM_MAX_AGE_MS),
+      max_msgs: USAGE_STREAM_MAX_MSGS,
+    });
+    // The second publish had the same request id: the stream kept one.
+    expect(usage.state.messages).toBe(1);
+    expect((await jsm.streams.info(streamNameOf(namespace))).state.messages).toBe(0);
+    const seen: unknown[] = [];
+    await bus.consume("usage.records", { durable: "usage" }, async (m) => void seen.push(m));
+    await waitFor(() => seen.length === 1, "the record");
+    expect(seen).toEqual([record]);
   });
 
   it("when a consumer restarts with new ackWaitMs and maxDeliver, then the durable is updated in place", async () => {

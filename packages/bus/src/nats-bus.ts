@@ -18,7 +18,17 @@ import { natsAuthOptions } from "./nats-auth";
 import type { NatsCredentials } from "./nats-auth";
 import { startPullLoop } from "./nats-consumer";
 import { createMessageSigner } from "./nats-signing";
-import { assertNamespace, consumerNameOf, ensureConsumer, ensureStream, fromNatsHeaders, natsSubjectOf, toNatsHeaders } from "./nats-setup";
+import {
+  assertNamespace,
+  consumerNameOf,
+  ensureConsumer,
+  ensureStreams,
+  fromNatsHeaders,
+  natsSubjectOf,
+  streamKindOf,
+  streamNameOf,
+  toNatsHeaders,
+} from "./nats-setup";
 import type { BroadcastHandler, Bus, BusLogger, ConsumeOptions, Consumer, MessageMeta, WorkHandler } from "./types";
 
 export interface NatsBusOptions {
@@ -77,11 +87,11 @@ export async function createNatsBus(options: NatsBusOptions): Promise<Bus> {
   }).catch((err: unknown) => {
     throw connectError(err);
   });
-  let stream: string;
+  const stream = streamNameOf(namespace);
   let jsm: JetStreamManager;
   try {
     jsm = await nc.jetstreamManager();
-    stream = await ensureStream(jsm, namespace, replicas, logger);
+    await ensureStreams(jsm, namespace, replicas, logger);
   } catch (err) {
     await nc.close();
     throw err;
@@ -165,7 +175,7 @@ export async function createNatsBus(options: NatsBusOptions): Promise<Bus> {
       } catch (err) {
         // No stream answers: the server lost its store (or someone deleted the stream).
         if (!(err instanceof NatsError && err.code === ErrorCode.NoResponders)) throw err;
-        await ensureStream(jsm, namespace, replicas, logger);
+        await ensureStreams(jsm, namespace, replicas, logger);
         await publish();
       }
     },
@@ -175,8 +185,9 @@ export async function createNatsBus(options: NatsBusOptions): Promise<Bus> {
       const opts = resolveConsumeOptions(consumeOpts);
       assertWorkSubject(subject);
       const consumerName = consumerNameOf(opts.durable, subject);
+      const subjectStream = streamNameOf(namespace, streamKindOf(subject));
       const spec = {
-        stream,
+        stream: subjectStream,
         name: consumerName,
         filterSubject: natsSubjectOf(namespace, subject),
         ackWaitMs: opts.ackWaitMs,
@@ -184,10 +195,10 @@ export async function createNatsBus(options: NatsBusOptions): Promise<Bus> {
       };
       await ensureConsumer(jsm, spec);
       const repair = async () => {
-        await ensureStream(jsm, namespace, replicas, logger);
+        await ensureStreams(jsm, namespace, replicas, logger);
         await ensureConsumer(jsm, spec);
       };
-      const loop = startPullLoop({ js, logger, stream, consumerName, subject, repair, signer }, opts, handler);
+      const loop = startPullLoop({ js, logger, stream: subjectStream, consumerName, subject, repair, signer }, opts, handler);
       const handle: Consumer = {
         async stop() {
           await loop.stop();

@@ -20,9 +20,29 @@ export function natsSubjectOf(namespace: string, subject: string): string {
   return `${namespace}.${subject}`;
 }
 
-export function streamNameOf(namespace: string): string {
-  return `${namespace.toUpperCase().replace(/[^A-Z0-9_]/g, "_")}_WORK`;
+/**
+ * Work subjects live in two streams: usage records in their own, so a usage service that is down
+ * for days fills only that stream, within its own limits, and never pushes out jobs' work.
+ */
+export type StreamKind = "work" | "usage";
+export const streamKinds: readonly StreamKind[] = ["work", "usage"];
+
+export function streamKindOf(subject: string): StreamKind {
+  return subject.startsWith("usage.") ? "usage" : "work";
 }
+
+/** The stream of a namespace's kind of work: `GW_WORK`, `GW_USAGE`. */
+export function streamNameOf(namespace: string, kind: StreamKind = "work"): string {
+  return `${namespace.toUpperCase().replace(/[^A-Z0-9_]/g, "_")}_${kind.toUpperCase()}`;
+}
+
+/**
+ * Limits of the usage stream: records wait here while the usage service is down. At the limit the
+ * stream refuses new records (discard new) rather than dropping stored ones, and publishers keep
+ * theirs in memory and retry; docs/operations.md says what to alert on first.
+ */
+export const USAGE_STREAM_MAX_AGE_MS = 14 * 24 * 60 * 60 * 1000;
+export const USAGE_STREAM_MAX_MSGS = 20_000_000;
 
 /**
  * All work subjects share one stream, whose consumer names must be unique: the subject is part of
@@ -53,17 +73,26 @@ export function isMissingResource(err: unknown): boolean {
  * subject, which is how the mesh uses it (one worker kind per job subject, replicas share it).
  * Messages enqueued before any consumer exists wait for it (an interest stream would drop them).
  */
-export async function ensureStream(jsm: JetStreamManager, namespace: string, replicas: number, logger: BusLogger): Promise<string> {
-  const name = streamNameOf(namespace);
+export async function ensureStreams(jsm: JetStreamManager, namespace: string, replicas: number, logger: BusLogger): Promise<void> {
+  for (const kind of streamKinds) await ensureStream(jsm, namespace, replicas, logger, kind);
+}
+
+export async function ensureStream(jsm: JetStreamManager, namespace: string, replicas: number, logger: BusLogger, kind: StreamKind = "work"): Promise<string> {
+  const name = streamNameOf(namespace, kind);
   const subjects = Object.keys(workSubjects)
+    .filter((s) => streamKindOf(s) === kind)
     .map((s) => natsSubjectOf(namespace, s))
     .sort();
+  const limits: Partial<StreamConfig> =
+    kind === "usage"
+      ? { discard: DiscardPolicy.New, max_age: nanos(USAGE_STREAM_MAX_AGE_MS), max_msgs: USAGE_STREAM_MAX_MSGS }
+      : { discard: DiscardPolicy.Old };
   const desired: Partial<StreamConfig> & { name: string } = {
     name,
     subjects,
     retention: RetentionPolicy.Workqueue,
     storage: StorageType.File,
-    discard: DiscardPolicy.Old,
+    ...limits,
     duplicate_window: nanos(DEDUPE_WINDOW_MS),
     num_replicas: replicas,
   };

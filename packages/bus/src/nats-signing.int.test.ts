@@ -5,7 +5,7 @@ import type { WorkSubject } from "@gw/contracts";
 import { createRecordingLogger, jobWork, sleep, waitFor } from "./bus-testing";
 import { encodeJson } from "./messages";
 import { createNatsBus } from "./nats-bus";
-import { consumerNameOf, natsSubjectOf, streamNameOf, toNatsHeaders } from "./nats-setup";
+import { consumerNameOf, natsSubjectOf, streamKindOf, streamNameOf, toNatsHeaders } from "./nats-setup";
 import { createMessageSigner } from "./nats-signing";
 import type { Bus } from "./types";
 
@@ -26,7 +26,10 @@ beforeAll(async () => {
 afterAll(async () => {
   await Promise.all(buses.map((b) => b.close()));
   const jsm = await raw.jetstreamManager();
-  for (const ns of namespaces) await jsm.streams.delete(streamNameOf(ns)).catch(() => false);
+  for (const ns of namespaces) {
+    await jsm.streams.delete(streamNameOf(ns)).catch(() => false);
+    await jsm.streams.delete(streamNameOf(ns, "usage")).catch(() => false);
+  }
   await raw.close();
 });
 
@@ -50,6 +53,8 @@ const forgedMessages: Record<WorkSubject, unknown> = {
   "jobs.work.tools": jobWork(MARK),
   // A workspace's provider credential replaced by the forger's.
   "credentials.changed": { workspace_id: `ws_${MARK}`, provider: "oa", sealed: "forged", version: 1 },
+  // A usage record billing a workspace for what it never called.
+  "usage.records": usageRecord(MARK),
 };
 const genuine: { [S in WorkSubject]: (id: string) => unknown } = {
   "jobs.events": (id) => ({ job_id: `job_${id}`, status: "completed", attempt: 1, at: 2 }),
@@ -57,7 +62,21 @@ const genuine: { [S in WorkSubject]: (id: string) => unknown } = {
   "jobs.work.inference": (id) => jobWork(id),
   "jobs.work.tools": (id) => jobWork(id),
   "credentials.changed": (id) => ({ workspace_id: `ws_${id}`, provider: "oa", version: 2 }),
+  "usage.records": (id) => usageRecord(id),
 };
+
+function usageRecord(id: string) {
+  return {
+    request_id: `req_${id}`,
+    started_at: 1,
+    duration_ms: 1,
+    workspace_id: `ws_${id}`,
+    key_id: "key_1",
+    route: "/v1/chat/completions",
+    status: 200,
+    stream: false,
+  };
+}
 
 /** The ways to get a message past a check that is not there: each must be refused. */
 function forgeries(subject: string): { name: string; msgID: string; payload: Uint8Array; headers?: MsgHdrs }[] {
@@ -101,9 +120,10 @@ describe("nats bus signatures", { timeout: 90_000 }, () => {
       await sleep(2_500); // past two ack waits: a forgery that was nak'ed or left unacked would be back
       expect(handled).toHaveLength(1);
       const jsm = await raw.jetstreamManager();
-      const ci = await jsm.consumers.info(streamNameOf(namespace), consumerNameOf("worker", subject));
+      const stream = streamNameOf(namespace, streamKindOf(subject));
+      const ci = await jsm.consumers.info(stream, consumerNameOf("worker", subject));
       expect(ci.num_redelivered).toBe(0);
-      await waitFor(async () => (await jsm.streams.info(streamNameOf(namespace))).state.messages === 0, "an empty stream");
+      await waitFor(async () => (await jsm.streams.info(stream)).state.messages === 0, "an empty stream");
     });
   }
 

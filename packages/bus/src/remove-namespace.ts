@@ -1,10 +1,10 @@
 import { connect } from "nats";
 import { natsAuthOptions } from "./nats-auth";
 import type { NatsCredentials } from "./nats-auth";
-import { isMissingResource, streamNameOf } from "./nats-setup";
+import { isMissingResource, streamKinds, streamNameOf } from "./nats-setup";
 
 /**
- * Deletes a namespace's JetStream stream (and so its consumers): for tests and for operators
+ * Deletes a namespace's JetStream streams (and so their consumers): for tests and for operators
  * retiring a namespace. A namespace that has no stream is not an error. Credentials as for the bus
  * (in the URL, or a credentials file); the user needs `$JS.API.STREAM.DELETE.<stream>`.
  */
@@ -12,9 +12,11 @@ export async function removeNatsNamespace(url: string, namespace: string, creden
   const nc = await connect({ ...natsAuthOptions(url, credentials), name: "gw-remove-namespace" });
   try {
     const jsm = await nc.jetstreamManager();
-    await jsm.streams.delete(streamNameOf(namespace)).catch((err: unknown) => {
-      if (!isMissingResource(err)) throw err;
-    });
+    for (const kind of streamKinds) {
+      await jsm.streams.delete(streamNameOf(namespace, kind)).catch((err: unknown) => {
+        if (!isMissingResource(err)) throw err;
+      });
+    }
   } finally {
     await nc.close();
   }

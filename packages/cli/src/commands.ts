@@ -1,4 +1,8 @@
 import { parseArgs } from "node:util";
+import { ledgerNotes, ledgerNouns, ledgerOptions, ledgerUsage, parseLedgerCommand } from "./ledger-commands";
+import { UsageError } from "./usage-error";
+
+export { UsageError };
 
 /** One CLI command: the admin API call it makes, from positional args and flags. */
 export interface AdminCall {
@@ -7,8 +11,13 @@ export interface AdminCall {
   body?: Record<string, unknown>;
 }
 
-export class UsageError extends Error {
-  override readonly name = "UsageError";
+/** How a successful answer is printed without --json: the admin objects' one-liners by default. */
+export type OutputKind = "usage" | "logs" | "log" | "statement" | "csv";
+
+export interface ParsedCommand {
+  call: AdminCall;
+  json: boolean;
+  output?: OutputKind;
 }
 
 export const usage = `Usage: pnpm gw <command> [--json]
@@ -23,10 +32,13 @@ export const usage = `Usage: pnpm gw <command> [--json]
   key list <workspace-id>
   key update <key-id> [--name N] [--rpm N] [--tpm N | --clear-limits]
   key disable|enable|revoke <key-id>
+${ledgerUsage}
 
   On update, --rpm/--tpm replace the whole limits object (a limit not given falls back to the
   workspace's, or the plan's); --clear-limits removes every override. A key's limits may not
   exceed its workspace's.
+
+${ledgerNotes}
 
 Environment: GATEWAY_ADMIN_URL (default http://127.0.0.1:8090), GATEWAY_ADMIN_TOKEN (default: the
   token pnpm start generated into $GATEWAY_DATA_DIR/admin-token; GATEWAY_DATA_DIR defaults to .data/).`;
@@ -43,7 +55,15 @@ const options = {
   help: { type: "boolean", short: "h" },
 } as const;
 
-export function parseCommand(argv: string[]): { call: AdminCall; json: boolean } {
+export function parseCommand(argv: string[]): ParsedCommand {
+  // The ledger's reads take flags of their own: find the command with both sets, then parse with its own.
+  let command: string | undefined;
+  try {
+    command = parseArgs({ args: argv, options: { ...options, ...ledgerOptions }, allowPositionals: true, strict: true }).positionals[0];
+  } catch (err) {
+    throw new UsageError((err as Error).message);
+  }
+  if ((ledgerNouns as readonly string[]).includes(command ?? "")) return parseLedgerCommand(argv);
   let parsed: ReturnType<typeof parseArgs<{ args: string[]; options: typeof options; allowPositionals: true; strict: true }>>;
   try {
     parsed = parseArgs({ args: argv, options, allowPositionals: true, strict: true });

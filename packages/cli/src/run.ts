@@ -1,4 +1,5 @@
-import { parseCommand, usage, UsageError } from "./commands";
+import { type OutputKind, type ParsedCommand, parseCommand, usage, UsageError } from "./commands";
+import { formatLog, formatLogs, formatStatement, formatUsage } from "./ledger-format";
 
 export interface CliIo {
   adminUrl: string;
@@ -13,7 +14,7 @@ export interface CliIo {
 
 /** Runs one CLI command against the admin API; returns the process exit code. */
 export async function runCli(argv: string[], io: CliIo): Promise<number> {
-  let command: ReturnType<typeof parseCommand>;
+  let command: ParsedCommand;
   try {
     command = parseCommand(argv);
   } catch (err) {
@@ -26,7 +27,7 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
     io.err(`error: ${io.adminTokenProblem ?? "GATEWAY_ADMIN_TOKEN is not set"}\n`);
     return 2;
   }
-  const { call, json } = command;
+  const { call, json, output } = command;
   let res: Response;
   try {
     res = await fetch(`${io.adminUrl.replace(/\/+$/, "")}${call.path}`, {
@@ -38,7 +39,13 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
     io.err(`error: cannot reach the admin API at ${io.adminUrl}: ${(err as Error).message}\n`);
     return 1;
   }
-  const body = (await res.json().catch(() => ({}))) as Record<string, unknown>;
+  const text = await res.text().catch(() => "");
+  // A CSV statement is printed byte for byte; anything else, and every refusal, is JSON.
+  if (res.ok && output === "csv") {
+    io.out(text);
+    return 0;
+  }
+  const body = parseObject(text);
   if (!res.ok) {
     const message = (body.error as { message?: string } | undefined)?.message ?? res.statusText;
     io.err(json ? `${JSON.stringify(body)}\n` : `error (${res.status}): ${message}\n`);
@@ -47,9 +54,26 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
     }
     return 1;
   }
-  io.out(json ? `${JSON.stringify(body)}\n` : describe(body));
+  const format = output && output !== "csv" ? formatters[output] : describe;
+  io.out(json ? `${JSON.stringify(body)}\n` : format(body));
   return 0;
 }
+
+function parseObject(text: string): Record<string, unknown> {
+  try {
+    const value: unknown = JSON.parse(text);
+    return value !== null && typeof value === "object" && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
+  } catch {
+    return {};
+  }
+}
+
+const formatters: Record<Exclude<OutputKind, "csv">, (body: Record<string, unknown>) => string> = {
+  usage: formatUsage,
+  logs: formatLogs,
+  log: formatLog,
+  statement: formatStatement,
+};
 
 /** A short human summary; --json gives the full object. */
 function describe(body: Record<string, unknown>): string {

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { Identity } from "./identity";
+import { CallOutcome, UsageRecord } from "./usage";
 
 /**
  * Every NATS message the mesh sends, by subject. Broadcast subjects go over core NATS (every
@@ -60,6 +61,10 @@ export const JobEvent = z.object({
   upstream_id: z.string().optional(),
   /** Total tokens the upstream reported for a completed job (what the regular route reports to ingress). */
   usage_tokens: z.number().int().min(0).optional(),
+  /** What the run learned and used (deployment, attempts, tokens and units), for the usage ledger. */
+  outcome: CallOutcome.optional(),
+  /** The HTTP status of the run's answer on a finished job (a failed one's own status), for the ledger. */
+  status_code: z.number().int().min(100).max(599).optional(),
 });
 export type JobEvent = z.infer<typeof JobEvent>;
 
@@ -118,6 +123,7 @@ export const workSubjects = {
   "jobs.events": JobEvent,
   "limits.settle": TokenSettlement,
   "credentials.changed": CredentialChanged,
+  "usage.records": UsageRecord,
 } as const;
 
 export type BroadcastSubject = keyof typeof broadcastSubjects;

@@ -45,5 +45,17 @@ export const internalHeaders = {
    * jobs service can have it settled against the job's real usage once the job has finished.
    */
   tokenTicket: "x-gw-token-ticket",
+  /**
+   * What the call learned and used (a `CallOutcome` as JSON), sent by inference and tools back to
+   * ingress for the usage record: a response header on JSON answers, an HTTP trailer on streams.
+   */
+  outcome: "x-gw-outcome",
+  /**
+   * Set by jobs on an accepted job creation (its value the job id): the job's usage record is
+   * published by jobs when the job finishes, so ingress publishes none for this request.
+   */
+  recordDeferred: "x-gw-record-deferred",
+  /** On an internal service's error answer: the envelope's error type, for the usage record. */
+  errorType: "x-gw-error-type",
 } as const;
 export const internalHeaderPrefix = "x-gw-";

@@ -14,3 +14,4 @@ export * from "./responses";
 export * from "./ocr";
 export * from "./tools";
 export * from "./jobs";
+export * from "./usage";

@@ -1,8 +1,9 @@
 import { randomUUID } from "node:crypto";
 import express, { type ErrorRequestHandler, type Express, type RequestHandler } from "express";
-import type { ErrorFormat, Identity } from "@gw/contracts";
+import { internalHeaders, type ErrorFormat, type Identity } from "@gw/contracts";
 import { GatewayError, fromZodError } from "@gw/errors";
 import { requestLogger, type Logger } from "@gw/logger";
+import { startHttpServerSpan, tracingEnabled, type TraceContext } from "@gw/telemetry";
 import { ZodError } from "zod";
 import { tooDeepMessage } from "./json-body";
 import type { ServiceMetrics } from "./metrics";
@@ -19,11 +20,18 @@ declare global {
       identity?: Identity;
       /** An enterprise workspace's own provider credentials for this call, by provider name. */
       credentials?: Record<string, string>;
+      /** The error envelope's type, once an error answer was sent (for the usage record). */
+      errorType?: string;
+      /** This request's trace context (its server span), set only while tracing is enabled. */
+      traceContext?: TraceContext;
     }
   }
 }
 
 const safeRequestId = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/** Probes and scrapes: a trace each every few seconds would bury the requests' traces. */
+const untracedPaths = new Set(["/livez", "/readyz", "/metrics"]);
 
 export interface ServiceAppOptions {
   logger: Logger;
@@ -49,13 +57,18 @@ function requestContext({ logger, metrics, trustRequestId }: ServiceAppOptions):
     res.locals.log = requestLogger(logger, requestId);
     res.setHeader("x-request-id", requestId);
     const started = process.hrtime.bigint();
+    // A SERVER span per request, continuing the caller's traceparent; none at all with tracing off.
+    const span = tracingEnabled() && !untracedPaths.has(req.path) ? startHttpServerSpan(req, requestId) : undefined;
+    if (span) res.locals.traceContext = span.context;
     res.once("close", () => {
-      const route = res.locals.route ?? req.route?.path ?? "unmatched";
-      const labels = { route: String(route), method: req.method, status: String(res.statusCode) };
+      const route = res.locals.route ?? req.route?.path;
+      const labels = { route: String(route ?? "unmatched"), method: req.method, status: String(res.statusCode) };
       metrics.requests.inc(labels);
       metrics.latency.observe(labels, Number(process.hrtime.bigint() - started) / 1e9);
+      span?.end(res.statusCode, route === undefined ? undefined : String(route));
     });
-    next();
+    if (span) span.run(req, next);
+    else next();
   };
 }
 
@@ -72,10 +85,19 @@ export function errorFormatFor(path: string): ErrorFormat {
   return /^\/v1\/(async\/)?messages(\/|$|\?)/.test(path) ? "anthropic" : "openai";
 }
 
+/**
+ * Set on an internal service's app: its error answers name their type in a header as well, which
+ * ingress reads into the usage record (and removes, as every `x-gw-*` header) without parsing bodies.
+ */
+export const REPORTS_ERROR_TYPE = "reportsErrorType";
+
 export function sendError(res: express.Response, error: GatewayError, path: string): void {
   for (const [name, value] of Object.entries(error.headers)) res.setHeader(name, value);
   const format = errorFormatFor(path);
-  res.status(error.status).json(error.toEnvelope(format, res.locals.requestId));
+  const envelope = error.toEnvelope(format, res.locals.requestId);
+  res.locals.errorType = envelope.error.type;
+  if (res.app.locals[REPORTS_ERROR_TYPE] === true) res.setHeader(internalHeaders.errorType, envelope.error.type);
+  res.status(error.status).json(envelope);
 }
 
 /** Maps anything thrown to a GatewayError; unknown errors become a 500 with no internals. */

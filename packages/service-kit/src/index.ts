@@ -16,3 +16,6 @@ export * from "./tool-credentials";
 export * from "./upstream";
 export * from "./caller-gone";
 export * from "./migrate-main";
+export * from "./genai-metrics";
+export * from "./call-outcome";
+export * from "./usage-publisher";

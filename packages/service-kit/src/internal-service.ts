@@ -1,7 +1,7 @@
 import type { Express } from "express";
 import { buildInfo } from "@gw/config";
 import type { Logger } from "@gw/logger";
-import { createServiceApp, finishApp } from "./app";
+import { REPORTS_ERROR_TYPE, createServiceApp, finishApp } from "./app";
 import { Health, type ReadinessCheck } from "./health";
 import { requireIdentity } from "./identity";
 import { createMetrics, type ServiceMetrics } from "./metrics";
@@ -38,6 +38,7 @@ export function createInternalHttp(options: InternalServiceOptions): InternalHtt
     metrics,
     async start() {
       const app = createServiceApp({ logger: options.logger, metrics, trustRequestId: true });
+      app.locals[REPORTS_ERROR_TYPE] = true;
       health.mount(app);
       app.get("/metrics", async (_req, res) => {
         res.type(metrics.registry.contentType).send(await metrics.registry.metrics());

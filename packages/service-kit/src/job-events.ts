@@ -27,6 +27,8 @@ export async function reportJobEvent(bus: Bus, work: JobWork, status: string, ex
       attempt: work.attempt,
       at: Date.now(),
       error: error.toEnvelope(errorFormatFor(`/v1/${work.route}`)),
+      status_code: error.status,
+      ...(extra.outcome ? { outcome: extra.outcome } : {}),
     };
     await bus.enqueue("jobs.events", failed, { msgId });
   }

@@ -1,5 +1,6 @@
 import type { IncomingHttpHeaders } from "node:http";
 import type { GatewayError } from "@gw/errors";
+import { traceHeaders, tracingEnabled } from "@gw/telemetry";
 import { Agent, errors, request, type Dispatcher } from "undici";
 import { onAbort, type CallSignal } from "./caller-gone";
 
@@ -57,7 +58,9 @@ export interface UpstreamResponse {
  * `buffered`, once the whole body is in. Failures to get an answer reject with undici's errors
  * (their `code` tells a time-out from a refused connection) or with the signal's reason.
  */
-export function sendUpstream(agent: Dispatcher, req: UpstreamRequest): Promise<UpstreamResponse> {
+export function sendUpstream(agent: Dispatcher, given: UpstreamRequest): Promise<UpstreamResponse> {
+  // The attempt's trace context goes upstream as W3C headers, for a provider (or a proxy) that traces.
+  const req = tracingEnabled() ? { ...given, headers: { ...given.headers, ...traceHeaders() } } : given;
   if (req.buffered) return sendBuffered(agent, req);
   return request(req.url, {
     method: req.method,

@@ -1,3 +1,4 @@
 export * from "./infra";
 export * from "./emulators";
 export * from "./openapi";
+export * from "./otlp-receiver";

@@ -4,6 +4,8 @@ import { defaultConfigPath, logLevel, optionalUrl, parseEnv, port, repoRoot } fr
 import { AuthGuardEnv, DoorEnv, RateLimitEnv } from "@gw/ingress";
 import { JobTimingEnv } from "@gw/jobs";
 import { ResearchEnv } from "@gw/tools";
+import { UsageRetentionEnv } from "@gw/usage";
+import { TracingEnvSchema } from "@gw/telemetry";
 
 /**
  * The embedded default's environment: everything optional. Without DATABASE_URL, REDIS_URL and
@@ -13,6 +15,8 @@ const EmbeddedEnv = RateLimitEnv.extend(AuthGuardEnv.shape)
   .extend(DoorEnv.shape)
   .extend(JobTimingEnv.shape)
   .extend(ResearchEnv.shape)
+  .extend(UsageRetentionEnv.shape)
+  .extend(TracingEnvSchema.shape)
   .extend({
     PORT: port(8080),
     ADMIN_PORT: port(8090),

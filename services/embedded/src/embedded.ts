@@ -7,6 +7,8 @@ import { createInferenceService } from "@gw/inference";
 import { authGuardSettings, createIngressService, doorSettings, rateLimitSettings } from "@gw/ingress";
 import { createJobsService, jobTimings } from "@gw/jobs";
 import { createToolsService, researchPolling } from "@gw/tools";
+import { createUsageService } from "@gw/usage";
+import { startTracing } from "@gw/telemetry";
 import type { EmbeddedEnv } from "./config";
 import { openPgliteFolder } from "./data-folder";
 
@@ -18,7 +20,7 @@ export interface EmbeddedGateway {
 }
 
 /**
- * All four services in one process. This launcher is the only code that imports every service
+ * All five services in one process. This launcher is the only code that imports every service
  * factory; the services still talk over loopback HTTP and the bus, exactly as in the mesh.
  */
 export async function startEmbedded(
@@ -65,7 +67,15 @@ export async function startEmbedded(
     logger: logger.child({ component: "jobs" }),
     settings: { host: loopback, port: 0, internalSecret, bodyLimitBytes, timings: jobTimings(env), masterKey: env.GATEWAY_MASTER_KEY },
   });
+  const usage = createUsageService({
+    bus,
+    db,
+    gateway,
+    logger: logger.child({ component: "usage" }),
+    settings: { host: loopback, port: 0, internalSecret, retentionDays: env.GATEWAY_USAGE_RETENTION_DAYS },
+  });
   const backends = { inference: (await inference.start()).url, tools: (await tools.start()).url, jobs: (await jobs.start()).url };
+  const usageUrl = (await usage.start()).url;
   const ingress = createIngressService({
     db,
     bus,
@@ -85,9 +95,16 @@ export async function startEmbedded(
       rateLimits: rateLimitSettings(env),
       authGuard: authGuardSettings(env),
       door: doorSettings(env),
+      usageUrl,
     },
   });
-  const { url, adminUrl } = await ingress.start();
+  // One tracer provider for the five services (one process, one `service.name`), registered only
+  // when OTEL_EXPORTER_OTLP_ENDPOINT is set; started last so a failed start leaves none behind.
+  const tracing = await startTracing({ serviceName: "gateway", env, logger });
+  const { url, adminUrl } = await ingress.start().catch(async (err: unknown) => {
+    await tracing.shutdown();
+    throw err;
+  });
   return {
     url,
     adminUrl,
@@ -95,8 +112,11 @@ export async function startEmbedded(
     async stop() {
       await ingress.stop();
       await Promise.all([inference.stop(), tools.stop(), jobs.stop()]);
+      // Last: it takes the records the others published as they stopped.
+      await usage.stop();
       await bus.close();
       await db.close();
+      await tracing.shutdown();
     },
   };
 }

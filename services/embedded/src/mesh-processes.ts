@@ -1,8 +1,9 @@
 import { spawn, type ChildProcess } from "node:child_process";
+import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { repoRoot } from "@gw/config";
 
-export const meshServices = ["inference", "tools", "jobs", "ingress"] as const;
+export const meshServices = ["inference", "tools", "jobs", "usage", "ingress"] as const;
 export type MeshServiceName = (typeof meshServices)[number];
 
 export interface MeshPorts {
@@ -11,6 +12,7 @@ export interface MeshPorts {
   inference: number;
   tools: number;
   jobs: number;
+  usage: number;
 }
 
 export interface MeshOptions {
@@ -34,6 +36,8 @@ export interface MeshOptions {
 }
 
 export interface Mesh {
+  /** The services started: all of meshServices, less those an older checkout does not have. */
+  services: readonly MeshServiceName[];
   /** The current process of each service (replaced by `respawn`). */
   processes: Record<MeshServiceName, ChildProcess>;
   /** Starts a service again after it exited (a crash test's kill -9), with the same environment. */
@@ -42,7 +46,7 @@ export interface Mesh {
   stop(): Promise<Record<MeshServiceName, number | null>>;
 }
 
-/** Starts the four services as separate processes, each through its own entry point. */
+/** Starts the five services as separate processes, each through its own entry point. */
 export function spawnMesh(options: MeshOptions): Mesh {
   const { ports } = options;
   const base = {
@@ -53,9 +57,11 @@ export function spawnMesh(options: MeshOptions): Mesh {
     INFERENCE_PORT: String(ports.inference),
     TOOLS_PORT: String(ports.tools),
     JOBS_PORT: String(ports.jobs),
+    USAGE_PORT: String(ports.usage),
     INFERENCE_URL: `http://127.0.0.1:${ports.inference}`,
     TOOLS_URL: `http://127.0.0.1:${ports.tools}`,
     JOBS_URL: `http://127.0.0.1:${ports.jobs}`,
+    USAGE_URL: `http://127.0.0.1:${ports.usage}`,
   };
   const root = options.root ?? repoRoot();
   const entry = (name: MeshServiceName) =>
@@ -68,8 +74,13 @@ export function spawnMesh(options: MeshOptions): Mesh {
       env: { ...base, ...options.serviceEnv?.[name] },
       stdio: options.stdio === "pipe" ? ["ignore", "pipe", "pipe"] : "inherit",
     });
-  const processes = Object.fromEntries(meshServices.map((name) => [name, start(name)])) as Record<MeshServiceName, ChildProcess>;
+  // An older checkout (the bench's baseline) may predate a service: it runs without it.
+  const present = meshServices.filter((name) =>
+    existsSync(options.built ? join(root, "services", name, "dist", "main.js") : join(root, "services", name, "src", "main.ts")),
+  );
+  const processes = Object.fromEntries(present.map((name) => [name, start(name)])) as Record<MeshServiceName, ChildProcess>;
   return {
+    services: present,
     processes,
     respawn(name) {
       processes[name] = start(name);
@@ -77,7 +88,7 @@ export function spawnMesh(options: MeshOptions): Mesh {
     },
     async stop() {
       const codes = await Promise.all(
-        meshServices.map(
+        present.map(
           (name) =>
             new Promise<[MeshServiceName, number | null]>((resolve) => {
               const child = processes[name];
@@ -93,8 +104,9 @@ export function spawnMesh(options: MeshOptions): Mesh {
 }
 
 /** Resolves when every service answers /readyz (ingress on its public port), or rejects after timeoutMs. */
-export async function waitForMesh(ports: MeshPorts, timeoutMs = 60_000): Promise<void> {
-  const urls = [ports.inference, ports.tools, ports.jobs, ports.public].map((p) => `http://127.0.0.1:${p}/readyz`);
+export async function waitForMesh(ports: MeshPorts, timeoutMs = 60_000, services: readonly MeshServiceName[] = meshServices): Promise<void> {
+  const internal = (["inference", "tools", "jobs", "usage"] as const).filter((name) => services.includes(name));
+  const urls = [...internal.map((name) => ports[name]), ports.public].map((p) => `http://127.0.0.1:${p}/readyz`);
   const deadline = Date.now() + timeoutMs;
   for (const url of urls) {
     for (;;) {

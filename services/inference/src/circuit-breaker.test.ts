@@ -80,4 +80,24 @@ describe("CircuitBreakers", () => {
     for (const key of ["k1", "k2", "k3"]) breakers.ownCredential("a", key).failed();
     expect(["k1", "k2", "k3"].map((key) => breakers.ownCredential("a", key).allow())).toEqual([true, false, false]);
   });
+
+  it("when a deployment's breaker opens, lets a trial through, then closes, then each change is told, and a workspace credential's never is", () => {
+    let t = 0;
+    const changes: string[] = [];
+    const breakers = new CircuitBreakers({ threshold: 2, cooldownMs: 100, now: () => t, onState: (d, s) => changes.push(`${d}:${s}`) });
+    breakers.failed("a");
+    breakers.succeeded("a"); // below the threshold: it never opened, so nothing changed
+    breakers.failed("a");
+    breakers.failed("a");
+    t += 100;
+    breakers.allow("a");
+    breakers.failed("a");
+    t += 100;
+    breakers.allow("a");
+    breakers.succeeded("a");
+    const own = breakers.ownCredential("a", "sk-own");
+    own.failed();
+    own.failed();
+    expect(changes).toEqual(["a:open", "a:half_open", "a:open", "a:half_open", "a:closed"]);
+  });
 });

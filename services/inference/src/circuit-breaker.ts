@@ -11,7 +11,11 @@ export interface BreakerOptions {
   now?: () => number;
   /** Most credential breakers kept (see `ownCredentials`); past it the oldest is forgotten. Default 10,000. */
   maxOwnCredentials?: number;
+  /** Hears a deployment's breaker change state (for metrics); workspace credentials' breakers are not told. */
+  onState?: (deployment: string, state: BreakerState) => void;
 }
+
+export type BreakerState = "closed" | "open" | "half_open";
 
 interface State {
   failures: number;
@@ -27,6 +31,7 @@ class KeyedBreakers {
   constructor(
     private readonly options: { threshold: number; cooldownMs: number; maxEntries: number },
     private readonly now: () => number,
+    private readonly onState: (key: string, state: BreakerState) => void = () => undefined,
   ) {}
 
   get size(): number {
@@ -38,6 +43,7 @@ class KeyedBreakers {
     if (!state || state.openUntil === 0) return true;
     if (this.now() < state.openUntil || state.probing) return false;
     state.probing = true;
+    this.onState(key, "half_open");
     return true;
   }
 
@@ -47,7 +53,10 @@ class KeyedBreakers {
   }
 
   succeeded(key: string): void {
+    const state = this.states.get(key);
+    if (!state) return;
     this.states.delete(key);
+    if (state.openUntil > 0) this.onState(key, "closed");
   }
 
   abandoned(key: string): void {
@@ -63,7 +72,10 @@ class KeyedBreakers {
       this.states.set(key, state);
     }
     state.failures += 1;
-    if (state.probing || state.failures >= this.options.threshold) state.openUntil = this.now() + this.options.cooldownMs;
+    if (state.probing || state.failures >= this.options.threshold) {
+      state.openUntil = this.now() + this.options.cooldownMs;
+      this.onState(key, "open");
+    }
     state.probing = false;
   }
 }
@@ -80,7 +92,7 @@ export class CircuitBreakers {
 
   constructor(options: BreakerOptions) {
     const now = options.now ?? Date.now;
-    this.deployments = new KeyedBreakers({ ...options, maxEntries: Number.POSITIVE_INFINITY }, now);
+    this.deployments = new KeyedBreakers({ ...options, maxEntries: Number.POSITIVE_INFINITY }, now, options.onState);
     this.ownCredentials = new KeyedBreakers({ ...options, maxEntries: options.maxOwnCredentials ?? 10_000 }, now);
   }
 

@@ -1,10 +1,20 @@
 import type { GatewayConfig, ModelConfig } from "@gw/config";
 import { GatewayError } from "@gw/errors";
 import type { Logger } from "@gw/logger";
-import { defaultRetryPolicy, retryDelay, UNOPENED_CREDENTIAL, unopenedCredentialError, type CallSignal, type RetryPolicy } from "@gw/service-kit";
+import {
+  defaultRetryPolicy,
+  retryDelay,
+  UNOPENED_CREDENTIAL,
+  unopenedCredentialError,
+  type CallSignal,
+  type GenAiMetrics,
+  type RetryPolicy,
+} from "@gw/service-kit";
 import type { Dispatcher } from "undici";
 import type { CircuitBreakers, CredentialBreaker } from "./circuit-breaker";
 import { providerAdapters } from "./providers/registry";
+import type { CallMeter } from "./usage/call-meter";
+import { meteredAdapter } from "./usage/metered-adapter";
 import type { ProviderAdapter, ProviderContext } from "./providers/types";
 import { credentialRefusalStatus, ownCredentialRefused, ownCredentialSuspended } from "./upstream/errors";
 
@@ -31,6 +41,10 @@ export interface FallbackDeps {
   signal?: CallSignal;
   /** The workspace's own credentials (enterprise), used instead of the platform's for their providers. */
   credentials?: Record<string, string>;
+  /** Hears of every attempt and reads the answer's usage, for the usage record. */
+  meter?: CallMeter;
+  /** Counts retries and fallbacks per deployment. */
+  genAi?: GenAiMetrics;
 }
 
 /**
@@ -51,6 +65,7 @@ export async function withFallback<T>(
   attempt: (route: RouteAttempt) => Promise<Outcome<T> | Failure> | undefined,
 ): Promise<Outcome<T> | Failure> {
   const retry = deps.retry ?? defaultRetryPolicy;
+  if (deps.meter) deps.meter.requestModel = publicModel;
   let last: Failure | undefined;
   let skipped: { deployment: string; waitMs: number } | undefined;
   for (const [index, route] of model.routes.entries()) {
@@ -73,7 +88,11 @@ export async function withFallback<T>(
       if (!skipped || waitMs < skipped.waitMs) skipped = { deployment, waitMs };
       continue;
     }
-    const routeAttempt = { adapter, ctx: { name: route.provider, config, apiKey, agent: deps.agent }, upstreamModel: route.model };
+    const routeAttempt = {
+      adapter: deps.meter ? meteredAdapter(adapter, deps.meter) : adapter,
+      ctx: { name: route.provider, config, apiKey, agent: deps.agent },
+      upstreamModel: route.model,
+    };
     let result: Outcome<T> | Failure | undefined;
     for (let retries = 0; ; retries++) {
       result = await attempt(routeAttempt);
@@ -87,6 +106,7 @@ export async function withFallback<T>(
       const delay = retries < config.max_retries ? retryDelay(result.error, retries, retry) : undefined;
       if (delay === undefined || (deps.breakers && !deps.breakers.allow(deployment))) break;
       deps.log.debug({ provider: route.provider, code: result.error.code, retry: retries + 1, delayMs: delay }, "retrying the route");
+      deps.genAi?.retry(deployment);
       await retry.sleep(delay, deps.signal);
       if (deps.signal?.aborted) break;
     }
@@ -108,6 +128,7 @@ export async function withFallback<T>(
     }
     ownBreaker?.abandoned();
     if (index < model.routes.length - 1) {
+      deps.genAi?.fallback(deployment);
       deps.log.warn({ provider: route.provider, code: result.error.code, status: result.error.status }, "route failed; falling back");
     }
   }

@@ -1,8 +1,9 @@
 import type { Bus, Consumer, MessageMeta } from "@gw/bus";
-import { internalHeaders, jobStatuses, type BinaryJobResult, type JobEvent, type JobWork } from "@gw/contracts";
+import { internalHeaders, jobStatuses, type BinaryJobResult, type CallOutcome, type JobEvent, type JobWork } from "@gw/contracts";
 import { GatewayError } from "@gw/errors";
 import type { Logger } from "@gw/logger";
-import { errorFormatFor, reportJobEvent, signIdentity } from "@gw/service-kit";
+import { errorFormatFor, readCallOutcome, reportJobEvent, signIdentity } from "@gw/service-kit";
+import { busWithTraceContext, traceHeaders, withConsumerSpan } from "@gw/telemetry";
 import { Agent, request } from "undici";
 
 export interface JobWorkerOptions {
@@ -26,7 +27,7 @@ const RETRY_DELAY_MS = 5_000;
 const ACK_WAIT_MS = 10_000;
 const TEMPORARY_STATUSES = new Set([429, 502, 503, 504]);
 
-type Outcome = { ok: true; result: unknown; usageTokens?: number } | { ok: false; status: number; error: unknown };
+type Outcome = ({ ok: true; result: unknown; usageTokens?: number } | { ok: false; status: number; error: unknown }) & { call?: CallOutcome };
 
 /**
  * Runs model jobs from `jobs.work.inference`: reports `processing`, calls the job's regular route on
@@ -40,10 +41,12 @@ export async function startJobWorker(options: JobWorkerOptions): Promise<Consume
   // Unbounded here: the route bounds each upstream attempt, the jobs service bounds the whole job.
   const agent = new Agent({ headersTimeout: 0, bodyTimeout: 0, keepAliveTimeout: 30_000 });
 
-  const publish = (work: JobWork, status: string, extra: Partial<JobEvent> = {}) => reportJobEvent(bus, work, status, extra);
+  // Events carry the job's trace context, so the jobs service's handling of them joins the trace.
+  const publish = (work: JobWork, status: string, extra: Partial<JobEvent> = {}) => reportJobEvent(busWithTraceContext(bus), work, status, extra);
 
   async function run(work: JobWork): Promise<Outcome> {
     const headers: Record<string, string> = {
+      ...traceHeaders(),
       [internalHeaders.identity]: signIdentity(work.identity, options.internalSecret),
       "content-type": work.request.format === "json" ? "application/json" : work.request.content_type,
     };
@@ -54,34 +57,38 @@ export async function startJobWorker(options: JobWorkerOptions): Promise<Consume
     const contentType = String(response.headers["content-type"] ?? "");
     const bytes = Buffer.from(await response.body.arrayBuffer());
     const answer = readAnswer(contentType, bytes);
+    const call = readCallOutcome(response.headers[internalHeaders.outcome]);
     if (response.statusCode >= 200 && response.statusCode < 300) {
       const usage = Number(response.headers[internalHeaders.usageTokens]);
-      return { ok: true, result: answer, ...(Number.isInteger(usage) && usage >= 0 ? { usageTokens: usage } : {}) };
+      return { ok: true, result: answer, call, ...(Number.isInteger(usage) && usage >= 0 ? { usageTokens: usage } : {}) };
     }
-    return { ok: false, status: response.statusCode, error: answer };
+    return { ok: false, status: response.statusCode, error: answer, call };
+  }
+
+  async function runJob(work: JobWork, meta: MessageMeta): Promise<void> {
+    const log = { job: work.job_id, route: work.route, attempt: work.attempt, delivery: meta.deliveryCount };
+    await publish(work, jobStatuses.processing);
+    let outcome: Outcome;
+    try {
+      outcome = await run(work);
+    } catch (err) {
+      // This service's own route did not answer: it is stopping or overloaded. Try again later.
+      logger.warn({ ...log, err }, "jobs: running a job failed before an answer; it will be delivered again");
+      throw err;
+    }
+    if (!outcome.ok && TEMPORARY_STATUSES.has(outcome.status) && meta.deliveryCount < TEMPORARY_FAILURE_DELIVERIES) {
+      logger.warn({ ...log, status: outcome.status }, "jobs: a job failed for now; it will be delivered again");
+      throw new Error(`temporary failure ${outcome.status}`);
+    }
+    if (outcome.ok)
+      await publish(work, jobStatuses.completed, { result: outcome.result, usage_tokens: outcome.usageTokens, outcome: outcome.call, status_code: 200 });
+    else await publish(work, jobStatuses.failed, { error: outcome.error, outcome: outcome.call, status_code: outcome.status });
   }
 
   const consumer = await bus.consume(
     "jobs.work.inference",
     { durable: "inference", concurrency: options.concurrency, maxDeliver: 10, ackWaitMs: ACK_WAIT_MS, retryDelayMs: RETRY_DELAY_MS },
-    async (work: JobWork, meta: MessageMeta) => {
-      const log = { job: work.job_id, route: work.route, attempt: work.attempt, delivery: meta.deliveryCount };
-      await publish(work, jobStatuses.processing);
-      let outcome: Outcome;
-      try {
-        outcome = await run(work);
-      } catch (err) {
-        // This service's own route did not answer: it is stopping or overloaded. Try again later.
-        logger.warn({ ...log, err }, "jobs: running a job failed before an answer; it will be delivered again");
-        throw err;
-      }
-      if (!outcome.ok && TEMPORARY_STATUSES.has(outcome.status) && meta.deliveryCount < TEMPORARY_FAILURE_DELIVERIES) {
-        logger.warn({ ...log, status: outcome.status }, "jobs: a job failed for now; it will be delivered again");
-        throw new Error(`temporary failure ${outcome.status}`);
-      }
-      if (outcome.ok) await publish(work, jobStatuses.completed, { result: outcome.result, usage_tokens: outcome.usageTokens });
-      else await publish(work, jobStatuses.failed, { error: outcome.error });
-    },
+    (work: JobWork, meta: MessageMeta) => withConsumerSpan({ bus, subject: "jobs.work.inference", group: "inference", meta }, () => runJob(work, meta)),
   );
   return {
     async stop() {

@@ -2,6 +2,7 @@ import { readNatsCredentials } from "@gw/bus";
 import { loadGatewayConfig, resolveProviderSecrets } from "@gw/config";
 import { redactSecrets } from "@gw/logger";
 import { connectServiceBus, loadOrExit, runUntilSignal } from "@gw/service-kit";
+import { startTracing } from "@gw/telemetry";
 import { loadInferenceEnv } from "./config";
 import { createInferenceService } from "./service";
 
@@ -15,6 +16,8 @@ const { gateway, natsCredentials, ...env } = config;
 redactSecrets(logger, [env.GATEWAY_INTERNAL_SECRET, ...Object.values(resolveProviderSecrets(gateway, process.env))]);
 
 await runUntilSignal(logger, async () => {
+  // Spans are exported only when OTEL_EXPORTER_OTLP_ENDPOINT is set; otherwise this registers nothing.
+  const tracing = await startTracing({ serviceName: "inference", env: process.env, logger });
   const bus = await connectServiceBus(env, natsCredentials, logger, "inference");
   const service = createInferenceService({
     bus,
@@ -34,6 +37,7 @@ await runUntilSignal(logger, async () => {
     async stop() {
       await service.stop();
       await bus.close();
+      await tracing.shutdown();
     },
   };
 });

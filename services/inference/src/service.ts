@@ -1,7 +1,7 @@
 import type { Bus, Consumer } from "@gw/bus";
 import type { GatewayConfig } from "@gw/config";
 import type { Logger } from "@gw/logger";
-import { Catalog, createInternalHttp, createUpstreamAgent } from "@gw/service-kit";
+import { Catalog, createGenAiMetrics, createInternalHttp, createUpstreamAgent, type GenAiMetrics } from "@gw/service-kit";
 import { CircuitBreakers } from "./circuit-breaker";
 import { mountAudioRoutes } from "./routes/audio";
 import { mountChatRoutes } from "./routes/chat";
@@ -15,6 +15,8 @@ import { mountRerankRoutes } from "./routes/rerank";
 import { mountOcrRoutes } from "./routes/ocr";
 import { startJobWorker } from "./job-worker";
 import { providerAdapters } from "./providers/registry";
+import { observeGenAi } from "./usage/genai-observer";
+import { createPricer } from "@gw/pricing";
 
 export interface InferenceSettings {
   host: string;
@@ -43,8 +45,9 @@ export function createInferenceService(deps: InferenceDeps): InferenceService {
   const { settings, logger } = deps;
   const agent = createUpstreamAgent();
   const catalog = new Catalog(deps.gateway);
+  let genAi: GenAiMetrics | undefined;
   // A deployment failing 5 times in a row is skipped for 30 s, then tried once before it is trusted.
-  const breakers = new CircuitBreakers({ threshold: 5, cooldownMs: 30_000 });
+  const breakers = new CircuitBreakers({ threshold: 5, cooldownMs: 30_000, onState: (deployment, state) => genAi?.breakerState(deployment, state) });
   const http = createInternalHttp({
     name: "inference",
     logger,
@@ -54,7 +57,8 @@ export function createInferenceService(deps: InferenceDeps): InferenceService {
     checks: { nats: () => deps.bus.ping() },
     mount(app) {
       mountModelRoutes(app, catalog);
-      const routeDeps = { catalog, config: deps.gateway, secrets: deps.secrets, agent, bodyLimit: `${settings.bodyLimitBytes}b`, breakers };
+      app.use("/v1", observeGenAi(genAi, createPricer(deps.gateway)));
+      const routeDeps = { catalog, config: deps.gateway, secrets: deps.secrets, agent, bodyLimit: `${settings.bodyLimitBytes}b`, breakers, genAi };
       mountChatRoutes(app, routeDeps);
       mountMessagesRoutes(app, routeDeps);
       mountResponsesRoutes(app, routeDeps);
@@ -66,6 +70,8 @@ export function createInferenceService(deps: InferenceDeps): InferenceService {
       mountAudioRoutes(app, routeDeps);
     },
   });
+
+  genAi = createGenAiMetrics(http.metrics);
 
   for (const [name, provider] of Object.entries(deps.gateway.providers)) {
     // Tool providers are the tools service's to report.

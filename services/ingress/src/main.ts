@@ -3,6 +3,7 @@ import { loadGatewayConfig } from "@gw/config";
 import { createPgDb } from "@gw/db";
 import { redactSecrets } from "@gw/logger";
 import { connectServiceBus, loadOrExit, runUntilSignal } from "@gw/service-kit";
+import { startTracing } from "@gw/telemetry";
 import { authGuardSettings, doorSettings, loadIngressEnv, rateLimitSettings } from "./config";
 import { createIngressService } from "./service";
 
@@ -16,6 +17,8 @@ const { gateway, natsCredentials, ...env } = config;
 redactSecrets(logger, [env.GATEWAY_ADMIN_TOKEN, env.GATEWAY_INTERNAL_SECRET, env.GATEWAY_MASTER_KEY]);
 
 await runUntilSignal(logger, async () => {
+  // Spans are exported only when OTEL_EXPORTER_OTLP_ENDPOINT is set; otherwise this registers nothing.
+  const tracing = await startTracing({ serviceName: "ingress", env: process.env, logger });
   const db = createPgDb({ url: env.DATABASE_URL, applicationName: "gw-ingress" });
   const bus = await connectServiceBus(env, natsCredentials, logger, "ingress");
   const service = createIngressService({
@@ -37,6 +40,7 @@ await runUntilSignal(logger, async () => {
       rateLimits: rateLimitSettings(env),
       authGuard: authGuardSettings(env),
       door: doorSettings(env),
+      usageUrl: env.USAGE_URL,
     },
   });
   await service.start();
@@ -45,6 +49,7 @@ await runUntilSignal(logger, async () => {
       await service.stop();
       await bus.close();
       await db.close();
+      await tracing.shutdown();
     },
   };
 });

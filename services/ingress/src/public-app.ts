@@ -2,7 +2,16 @@ import type { Express, Request, RequestHandler, Response } from "express";
 import { internalHeaderPrefix } from "@gw/contracts";
 import { GatewayError } from "@gw/errors";
 import type { Logger } from "@gw/logger";
-import { allowedByAll, createServiceApp, finishApp, jsonDepthExceeds, tooDeepMessage, type Health, type ServiceMetrics } from "@gw/service-kit";
+import {
+  allowedByAll,
+  createServiceApp,
+  finishApp,
+  jsonDepthExceeds,
+  tooDeepMessage,
+  type Health,
+  type ServiceMetrics,
+  type UsagePublisher,
+} from "@gw/service-kit";
 import type { Authenticator } from "./auth/authenticator";
 import type { BodyBudget } from "./body/body-budget";
 import { bodyRule, hasBody } from "./body/body-rules";
@@ -15,6 +24,7 @@ import { rateLimitError, setRateHeaders, type RateLimitGate } from "./limits/rat
 import type { BackendUrls } from "./proxy/forward";
 import { createForwarders } from "./proxy/forward";
 import { normalisePath, resolveRoute, type RouteTarget } from "./routes";
+import { recordUsage } from "./usage/usage-recorder";
 import type { KeyPrincipal } from "./store/identity-store";
 
 declare global {
@@ -47,6 +57,8 @@ export interface PublicAppDeps {
   credentials: CredentialRelay;
   /** Express's `trust proxy`: which proxies' X-Forwarded-For to believe for the client's address. */
   trustProxy?: boolean | number | string;
+  /** Takes one usage record per request that reached a workspace. */
+  usage: UsagePublisher;
 }
 
 /** Longest public model name: matching it against allow-list globs is then bounded too. */
@@ -63,6 +75,7 @@ export function createPublicApp(deps: PublicAppDeps): Express {
   if (deps.trustProxy !== undefined) app.set("trust proxy", deps.trustProxy);
   deps.health.mount(app);
   mountApiDocs(app);
+  app.use(recordUsage(deps.usage));
   const forwarders = createForwarders(deps.backends, deps.internalSecret, deps.credentials);
   app.use(door(deps.authenticator));
   app.use(readBody(deps.bodyLimitBytes, deps.bodyBudget));

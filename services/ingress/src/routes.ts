@@ -97,6 +97,17 @@ export function publicRoutes(): { path: string; target: RouteTarget }[] {
   ];
 }
 
+/**
+ * The route a usage record names: the path itself for a route the table knows exactly, the template
+ * for one with an id in it (`/v1/async/chat/completions/{job_id}`), so the ledger's route column
+ * holds as few values as the table has routes.
+ */
+export function ledgerRouteOf(path: string, target: RouteTarget): string {
+  if (exact.has(path)) return path;
+  if (target === modelRead) return "/v1/models/{model}";
+  return `${path.slice(0, path.lastIndexOf("/"))}/{job_id}`;
+}
+
 /** Our job ids are `job_` and 32 hex digits; anything else cannot name a job and goes no further. */
 const JOB_ID = /^job_[A-Za-z0-9]{1,64}$/;
 

@@ -3,7 +3,7 @@ import type { Bus, Consumer } from "@gw/bus";
 import { buildInfo, type PlanLimitsTable } from "@gw/config";
 import { runMigrations, type Db } from "@gw/db";
 import type { Logger } from "@gw/logger";
-import { createMetrics, Health, Sealer, startHttpServer, type RunningServer } from "@gw/service-kit";
+import { createMetrics, Health, Sealer, startHttpServer, UsagePublisher, type RunningServer } from "@gw/service-kit";
 import { createAdminApp } from "./admin/admin-app";
 import { CredentialRelay } from "./credentials/credential-relay";
 import { CredentialStore } from "./credentials/credential-store";
@@ -38,6 +38,8 @@ export interface IngressSettings {
   masterKey?: string;
   /** Provider names of the configuration file, for credential registration. */
   providers?: readonly string[];
+  /** The usage service, which answers the admin API's usage, logs and statement queries. */
+  usageUrl?: string;
 }
 
 export interface RateLimitSettings {
@@ -113,6 +115,7 @@ export function createIngressService(deps: IngressDeps): IngressService {
     guard ? authenticatorLimits(guard) : defaultAuthenticatorLimits,
   );
   const { limiter, redis } = createLimiter(settings.rateLimits, logger);
+  const usage = new UsagePublisher({ bus, logger, metrics });
   const rateLimits = new RateLimitGate(limiter, settings.plans, settings.rateLimits.failureMode, logger, metrics);
   // Failing open, Redis being down must not take ingress out of rotation; failing closed, it should.
   if (settings.rateLimits.failureMode === "closed") health.addCheck("redis", () => limiter.ping().then(() => true));
@@ -136,6 +139,7 @@ export function createIngressService(deps: IngressDeps): IngressService {
       const publicApp = createPublicApp({
         logger,
         metrics,
+        usage,
         health,
         authenticator,
         backends: settings.backends,
@@ -157,6 +161,7 @@ export function createIngressService(deps: IngressDeps): IngressService {
         plans: settings.plans,
         // The store announces each change on the bus, for the async jobs still waiting to run.
         credentials: { store: new CredentialStore(db, bus), sealer: atRest, providers: settings.providers ?? [] },
+        usage: { url: settings.usageUrl, internalSecret: settings.internalSecret },
       });
       const pub = await startHttpServer(publicApp, settings.port, settings.host, { deferContinue: true });
       const admin = await startHttpServer(adminApp, settings.adminPort, settings.host);
@@ -170,6 +175,9 @@ export function createIngressService(deps: IngressDeps): IngressService {
       await settlements?.stop();
       await Promise.all(servers.map((s) => s.close(10_000)));
       servers = [];
+      // Records of the last answers go to the bus before the process lets go of it.
+      await usage.flush();
+      usage.stop();
       await limiter.close();
     },
   };

@@ -1,8 +1,10 @@
 import type { Bus } from "@gw/bus";
 import { internalHeaders, jobStatuses, type JobEvent, type JobWork } from "@gw/contracts";
 import { GatewayError } from "@gw/errors";
+import { errorTypeOf, jobUsageRecord } from "./job-usage";
 import type { Logger } from "@gw/logger";
 import { errorFormatFor } from "@gw/service-kit";
+import { traceHeaders } from "@gw/telemetry";
 import { workSubjectFor } from "./async-routes";
 import type { JobCredentials } from "./job-credentials";
 import type { JobRow, JobStore } from "./job-store";
@@ -66,11 +68,12 @@ export class Dispatcher {
       ...(job.request_id ? { request_id: job.request_id } : {}),
       ...(job.upstream_id ? { resume: { upstream_id: job.upstream_id } } : {}),
     };
+    // Called from the creating request's handler (dispatchSoon), the active context is that
+    // request's: the work continues its trace. The sweep's publishes carry none.
+    const headers = traceHeaders();
+    if (job.request_id) headers[internalHeaders.requestId] = job.request_id;
     try {
-      await this.bus.enqueue(workSubjectFor(job.route), work, {
-        msgId: `${job.id}:${job.attempts}`,
-        headers: job.request_id ? { [internalHeaders.requestId]: job.request_id } : undefined,
-      });
+      await this.bus.enqueue(workSubjectFor(job.route), work, { msgId: `${job.id}:${job.attempts}`, headers });
       await this.store.markDispatched(job.id, job.attempts);
       return true;
     } catch (err) {
@@ -132,7 +135,15 @@ export class Dispatcher {
       await this.dispatch(job);
     }
     const failed = await this.store.failOverdue(maxAttempts, timeoutError, BATCH);
-    if (failed.length > 0) this.logger.warn({ jobs: failed }, "jobs: out of attempts past the deadline; failed");
+    if (failed.length > 0) this.logger.warn({ jobs: failed.map((f) => f.id) }, "jobs: out of attempts past the deadline; failed");
+    for (const { id, job } of failed) {
+      const envelope = timeoutError(job.route, maxAttempts);
+      const record = jobUsageRecord(id, job, { status: new GatewayError("upstream_timeout", "").status, errorType: errorTypeOf(envelope) });
+      if (record)
+        await this.bus
+          .enqueue("usage.records", record, { msgId: record.request_id })
+          .catch((err: unknown) => this.logger.warn({ err, job: id }, "jobs: a timed-out job's usage record could not be published"));
+    }
     for (const job of await this.store.undispatched(OUTBOX_GRACE_MS, BATCH)) await this.dispatch(job);
     const removed = await this.store.removeFinished(retentionMs, BATCH * 10);
     if (removed > 0) this.logger.info({ removed }, "jobs: finished jobs past retention removed");

@@ -74,10 +74,14 @@ describe("when a job with a token reservation finishes", () => {
     const ticket = { workspace_id: "ws_a", key_id: "key_a", bucket: 123, tokens: 2048 };
     const job = await created({ tokenTicket: ticket });
     expect(await store.apply(event(job.id, "processing", 1))).toEqual({ changed: true });
-    expect(await store.apply(event(job.id, "completed", 2, { result: {}, usage_tokens: 40 }))).toEqual({ changed: true, ticket });
+    const finishing = await store.apply(event(job.id, "completed", 2, { result: {}, usage_tokens: 40 }));
+    expect(finishing).toMatchObject({ changed: true, ticket, finished: { workspace_id: "ws_a", key_id: "key_a", route: "embeddings" } });
     expect(await store.apply(event(job.id, "completed", 3, { result: {}, usage_tokens: 40 }))).toEqual({ changed: false });
     const without = await created();
-    expect(await store.apply(event(without.id, "failed", 1, { error: {} }))).toEqual({ changed: true });
+    const failing = await store.apply(event(without.id, "failed", 1, { error: {} }));
+    expect(failing.changed).toBe(true);
+    expect(failing.ticket).toBeUndefined();
+    expect(failing.finished?.route).toBe("embeddings");
   });
 });
 
@@ -122,7 +126,7 @@ describe("when the sweep looks at deadlines and retention", () => {
     const again = await store.retryOverdue(3, 100);
     expect(again.map((j) => j.id)).toEqual([retried.id]);
     expect(again[0]).toMatchObject({ status: "queued", attempts: 2 });
-    expect(await store.failOverdue(3, (route, attempts) => ({ route, attempts }), 100)).toEqual([exhausted.id]);
+    expect((await store.failOverdue(3, (route, attempts) => ({ route, attempts }), 100)).map((f) => f.id)).toEqual([exhausted.id]);
     expect(await store.read(exhausted.id, "embeddings", "ws_a")).toMatchObject({ status: "failed", error: { route: "embeddings", attempts: 3 } });
     // The new attempt is undispatched until its work is published.
     expect((await store.undispatched(0, 100)).map((j) => j.id)).toContain(retried.id);
@@ -185,7 +189,7 @@ describe("when a job holds a workspace's own credentials", () => {
     await store.apply(event(done.id, "completed", 2, { result: {} }));
     await store.apply(event(failed.id, "failed", 1, { error: {} }));
     await db.query("UPDATE jobs.jobs SET deadline_at = now() - interval '1 second', attempts = 3 WHERE id = $1", [overdue.id]);
-    expect(await store.failOverdue(3, () => ({}), 1000)).toContain(overdue.id);
+    expect((await store.failOverdue(3, () => ({}), 1000)).map((f) => f.id)).toContain(overdue.id);
     for (const id of [done.id, failed.id, overdue.id]) expect(await credentialsOf(id)).toEqual({ credentials: null, transit_credentials: null });
   });
 

@@ -27,6 +27,17 @@ export interface JobRow {
   completed_at: Date | null;
 }
 
+/** A job as it finished: what its usage record needs. `request` is the stored request text. */
+export interface FinishedJob {
+  workspace_id: string;
+  key_id: string;
+  route: string;
+  request_id: string | null;
+  created_at: Date;
+  completed_at: Date;
+  request: string | null;
+}
+
 export interface NewJob {
   id: string;
   route: string;
@@ -184,20 +195,22 @@ export class JobStore {
   }
 
   /** Jobs past their deadline on their last attempt fail, with an error in the route's envelope. */
-  async failOverdue(maxAttempts: number, errorFor: (route: string, attempts: number) => unknown, limit: number): Promise<string[]> {
+  async failOverdue(maxAttempts: number, errorFor: (route: string, attempts: number) => unknown, limit: number): Promise<{ id: string; job: FinishedJob }[]> {
     const overdue = await this.db.query<{ id: string; route: string; attempts: number }>(
       `SELECT id, route, attempts FROM jobs.jobs WHERE ${OPEN} AND deadline_at < now() AND attempts >= $1 ORDER BY deadline_at LIMIT $2`,
       [maxAttempts, limit],
     );
-    const failed: string[] = [];
+    const failed: { id: string; job: FinishedJob }[] = [];
     for (const row of overdue.rows) {
-      const done = await this.db.query(
+      const done = await this.db.query<FinishedJob>(
         `UPDATE jobs.jobs SET status = '${jobStatuses.failed}', error = $2, completed_at = now(), updated_at = now(), deadline_at = NULL,
            ${FORGET_CREDENTIALS}
-         WHERE id = $1 AND ${OPEN} AND deadline_at < now()`,
+         WHERE id = $1 AND ${OPEN} AND deadline_at < now()
+         RETURNING workspace_id, key_id, route, request_id, created_at, completed_at, request`,
         [row.id, jsonText(errorFor(row.route, row.attempts))],
       );
-      if (done.rowCount > 0) failed.push(row.id);
+      const job = done.rows[0];
+      if (job) failed.push({ id: row.id, job });
     }
     return failed;
   }
@@ -208,7 +221,7 @@ export class JobStore {
    * status pushes the deadline out: the attempt is alive. Returns whether the row changed and, when
    * this event finished the job, the token reservation to settle.
    */
-  async apply(event: JobEvent): Promise<{ changed: boolean; ticket?: TokenTicket }> {
+  async apply(event: JobEvent): Promise<{ changed: boolean; ticket?: TokenTicket; finished?: FinishedJob }> {
     const finished = finishedJobStatuses.includes(event.status);
     const result = await this.db.query(
       `UPDATE jobs.jobs SET status = $2, status_at = $3, updated_at = now(),
@@ -220,7 +233,8 @@ export class JobStore {
          deadline_at = CASE WHEN $4::boolean THEN NULL ELSE now() + $7 * interval '1 millisecond' END,
          upstream_id = COALESCE($8, upstream_id)
        WHERE id = $1 AND ${OPEN} AND ($4::boolean OR COALESCE(status_at, 0) <= $3)
-       RETURNING token_ticket`,
+       RETURNING token_ticket, workspace_id, key_id, route, request_id, created_at, completed_at,
+         CASE WHEN $4::boolean THEN request ELSE NULL END AS request`,
       [
         event.job_id,
         withoutNul(event.status),
@@ -232,8 +246,20 @@ export class JobStore {
         event.upstream_id === undefined ? null : withoutNul(event.upstream_id),
       ],
     );
-    const row = result.rows[0] as { token_ticket: TokenTicket | null } | undefined;
-    return { changed: row !== undefined, ...(finished && row?.token_ticket ? { ticket: row.token_ticket } : {}) };
+    const row = result.rows[0] as (FinishedJob & { token_ticket: TokenTicket | null }) | undefined;
+    if (!row) return { changed: false };
+    const { token_ticket, ...job } = row;
+    return { changed: true, ...(finished && token_ticket ? { ticket: token_ticket } : {}), ...(finished ? { finished: job } : {}) };
+  }
+
+  /** A finished job's record fields, for publishing its usage record again (a redelivered final event). */
+  async finishedJob(id: string): Promise<FinishedJob | undefined> {
+    const result = await this.db.query<FinishedJob>(
+      `SELECT workspace_id, key_id, route, request_id, created_at, completed_at, request FROM jobs.jobs
+        WHERE id = $1 AND status IN ('${finishedJobStatuses.join("', '")}') AND completed_at IS NOT NULL`,
+      [id],
+    );
+    return result.rows[0];
   }
 
   /**

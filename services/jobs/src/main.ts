@@ -3,6 +3,7 @@ import { loadGatewayConfig } from "@gw/config";
 import { createPgDb } from "@gw/db";
 import { redactSecrets } from "@gw/logger";
 import { connectServiceBus, loadOrExit, runUntilSignal } from "@gw/service-kit";
+import { startTracing } from "@gw/telemetry";
 import { jobTimings, loadJobsEnv } from "./config";
 import { createJobsService } from "./service";
 
@@ -16,6 +17,8 @@ const { gateway, natsCredentials, ...env } = config;
 redactSecrets(logger, [env.GATEWAY_INTERNAL_SECRET, env.GATEWAY_MASTER_KEY]);
 
 await runUntilSignal(logger, async () => {
+  // Spans are exported only when OTEL_EXPORTER_OTLP_ENDPOINT is set; otherwise this registers nothing.
+  const tracing = await startTracing({ serviceName: "jobs", env: process.env, logger });
   const db = createPgDb({ url: env.DATABASE_URL, applicationName: "gw-jobs" });
   const bus = await connectServiceBus(env, natsCredentials, logger, "jobs");
   const service = createJobsService({
@@ -38,6 +41,7 @@ await runUntilSignal(logger, async () => {
       await service.stop();
       await bus.close();
       await db.close();
+      await tracing.shutdown();
     },
   };
 });

@@ -217,6 +217,8 @@ async function create(deps: JobRoutesDeps, req: Request, route: string, request:
   // The row is durable, so the answer need not wait for the bus: the publish goes on in the
   // background, and if it fails (or this process dies first) the sweep publishes the row.
   deps.dispatcher.dispatchSoon(outcome.job);
+  // This request's usage record is the job's, published when the job finishes (see service.ts).
+  res.setHeader(internalHeaders.recordDeferred, outcome.job.id);
   return outcome.job;
 }
 

@@ -2,12 +2,14 @@ import { fileURLToPath } from "node:url";
 import type { Bus, Consumer } from "@gw/bus";
 import type { GatewayConfig } from "@gw/config";
 import { runMigrations, type Db } from "@gw/db";
-import { jobStatuses } from "@gw/contracts";
+import { finishedJobStatuses, jobStatuses } from "@gw/contracts";
 import type { Logger } from "@gw/logger";
 import { Catalog, createInternalHttp } from "@gw/service-kit";
+import { withConsumerSpan } from "@gw/telemetry";
 import { Dispatcher, type JobTimings } from "./dispatcher";
 import { JobCredentials } from "./job-credentials";
 import { JobStore } from "./job-store";
+import { endOf, jobUsageRecord } from "./job-usage";
 import { mountJobRoutes } from "./routes";
 
 export interface JobsSettings {
@@ -84,13 +86,20 @@ export function createJobsService(deps: JobsDeps): JobsService {
         const requeued = await store.markAllUndispatched();
         if (requeued > 0) logger.info({ jobs: requeued }, "jobs: unfinished jobs of the previous run published again (the bus kept nothing)");
       }
-      events = await deps.bus.consume("jobs.events", { durable: "jobs", concurrency: EVENT_CONCURRENCY, maxDeliver: 20 }, async (event) => {
-        const { changed, ticket } = await store.apply(event);
-        logger.debug({ job: event.job_id, status: event.status, attempt: event.attempt, changed }, "jobs: event applied");
-        // The job's token reservation is settled against its real usage (nothing, if it failed).
-        const used = event.usage_tokens ?? (event.status === jobStatuses.failed ? 0 : undefined);
-        if (ticket && used !== undefined) await deps.bus.enqueue("limits.settle", { job_id: event.job_id, ticket, used }, { msgId: event.job_id });
-      });
+      events = await deps.bus.consume("jobs.events", { durable: "jobs", concurrency: EVENT_CONCURRENCY, maxDeliver: 20 }, (event, meta) =>
+        withConsumerSpan({ bus: deps.bus, subject: "jobs.events", group: "jobs", meta }, async () => {
+          const { changed, ticket, finished } = await store.apply(event);
+          logger.debug({ job: event.job_id, status: event.status, attempt: event.attempt, changed }, "jobs: event applied");
+          // The job's usage record goes out before the event is acked: a crash in between redelivers
+          // the event, which publishes the record again (the ledger keeps one per request id).
+          const ended = finished ?? (finishedJobStatuses.includes(event.status) ? await store.finishedJob(event.job_id) : undefined);
+          const record = ended && jobUsageRecord(event.job_id, ended, endOf(event));
+          if (record) await deps.bus.enqueue("usage.records", record, { msgId: record.request_id });
+          // The job's token reservation is settled against its real usage (nothing, if it failed).
+          const used = event.usage_tokens ?? (event.status === jobStatuses.failed ? 0 : undefined);
+          if (ticket && used !== undefined) await deps.bus.enqueue("limits.settle", { job_id: event.job_id, ticket, used }, { msgId: event.job_id });
+        }),
+      );
       // A workspace's credential put or deleted through ingress's admin API: its unfinished jobs take
       // the change, so every later attempt runs with the current credentials (none, once deleted).
       credentialChanges = await deps.bus.consume("credentials.changed", { durable: "jobs", maxDeliver: 20 }, async (change) => {

@@ -2,6 +2,7 @@ import { readNatsCredentials } from "@gw/bus";
 import { loadGatewayConfig, resolveProviderSecrets } from "@gw/config";
 import { redactSecrets } from "@gw/logger";
 import { connectServiceBus, loadOrExit, runUntilSignal } from "@gw/service-kit";
+import { startTracing } from "@gw/telemetry";
 import { loadToolsEnv, researchPolling } from "./config";
 import { createToolsService } from "./service";
 import { checkToolProviders } from "./tool-upstream";
@@ -17,6 +18,8 @@ const { gateway, natsCredentials, ...env } = config;
 redactSecrets(logger, [env.GATEWAY_INTERNAL_SECRET, ...Object.values(resolveProviderSecrets(gateway, process.env))]);
 
 await runUntilSignal(logger, async () => {
+  // Spans are exported only when OTEL_EXPORTER_OTLP_ENDPOINT is set; otherwise this registers nothing.
+  const tracing = await startTracing({ serviceName: "tools", env: process.env, logger });
   const bus = await connectServiceBus(env, natsCredentials, logger, "tools");
   const service = createToolsService({
     bus,
@@ -36,6 +39,7 @@ await runUntilSignal(logger, async () => {
     async stop() {
       await service.stop();
       await bus.close();
+      await tracing.shutdown();
     },
   };
 });

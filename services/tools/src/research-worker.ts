@@ -3,6 +3,7 @@ import { jobStatuses, type JobEvent, type JobWork, type WebtoolResearchRequest, 
 import { GatewayError } from "@gw/errors";
 import { redactSecrets, type Logger } from "@gw/logger";
 import { CredentialsReader, reportJobEvent } from "@gw/service-kit";
+import { busWithTraceContext, traceHeaders, withConsumerSpan } from "@gw/telemetry";
 import type { Dispatcher } from "undici";
 import type { GatewayConfig } from "@gw/config";
 import type { RetryPolicy } from "./upstream/retry";
@@ -48,9 +49,11 @@ export async function startResearchWorker(options: ResearchWorkerOptions): Promi
   const credentials = new CredentialsReader(options.internalSecret, (values) => redactSecrets(logger, values));
   const stopping = new AbortController();
 
-  const publish = (work: JobWork, status: string, extra: Partial<JobEvent> = {}) => reportJobEvent(bus, work, status, extra);
+  // Events carry the job's trace context, so the jobs service's handling of them joins the trace.
+  const publish = (work: JobWork, status: string, extra: Partial<JobEvent> = {}) => reportJobEvent(busWithTraceContext(bus), work, status, extra);
 
-  const fail = (work: JobWork, error: GatewayError) => publish(work, jobStatuses.failed, { error: error.toEnvelope("openai") });
+  const fail = (work: JobWork, error: GatewayError) =>
+    publish(work, jobStatuses.failed, { error: error.toEnvelope("openai"), status_code: error.status, outcome: { provider: "webtool" } });
 
   async function run(work: JobWork, meta: MessageMeta): Promise<void> {
     if (work.route !== RESEARCH_ROUTE || work.request.format !== "json") {
@@ -89,7 +92,7 @@ export async function startResearchWorker(options: ResearchWorkerOptions): Promi
       await publish(work, started.value.status, { upstream_id });
       // The polling continues as a message of its own that names the task: if this process dies
       // while polling, the task is resumed where it is rather than started (and paid for) again.
-      await bus.enqueue("jobs.work.tools", { ...work, resume: { upstream_id } }, { msgId: `${work.job_id}:${work.attempt}:resume` });
+      await bus.enqueue("jobs.work.tools", { ...work, resume: { upstream_id } }, { msgId: `${work.job_id}:${work.attempt}:resume`, headers: traceHeaders() });
       return;
     }
     let wait = options.polling.initialMs;
@@ -112,7 +115,8 @@ export async function startResearchWorker(options: ResearchWorkerOptions): Promi
       readFailures = 0;
       const task = read.value;
       if (task.status === jobStatuses.completed) {
-        await publish(work, jobStatuses.completed, { result: researchResult(task) });
+        // One research task is one billable call to the web-tool provider, for the usage record.
+        await publish(work, jobStatuses.completed, { result: researchResult(task), status_code: 200, outcome: { provider: "webtool", units: { calls: 1 } } });
         return;
       }
       if (task.status === jobStatuses.failed) {
@@ -139,15 +143,16 @@ export async function startResearchWorker(options: ResearchWorkerOptions): Promi
   const consumer = await bus.consume(
     "jobs.work.tools",
     { durable: "tools", concurrency: options.concurrency, maxDeliver: 10, ackWaitMs: 10_000, retryDelayMs: 5_000 },
-    async (work, meta) => {
-      try {
-        await run(work, meta);
-      } catch (err) {
-        if (!stopping.signal.aborted)
-          logger.warn({ job: work.job_id, delivery: meta.deliveryCount, err }, "research: a job failed for now; it will be delivered again");
-        throw err;
-      }
-    },
+    (work, meta) =>
+      withConsumerSpan({ bus, subject: "jobs.work.tools", group: "tools", meta }, async () => {
+        try {
+          await run(work, meta);
+        } catch (err) {
+          if (!stopping.signal.aborted)
+            logger.warn({ job: work.job_id, delivery: meta.deliveryCount, err }, "research: a job failed for now; it will be delivered again");
+          throw err;
+        }
+      }),
   );
   return {
     async stop() {

@@ -1,5 +1,5 @@
 import type { RequestHandler, Response } from "express";
-import type { ToolName } from "@gw/contracts";
+import { internalHeaders, type CallOutcome, type ToolName } from "@gw/contracts";
 import { GatewayError } from "@gw/errors";
 import { sendError } from "@gw/service-kit";
 export { clientGone, refuseCredentials } from "@gw/service-kit";
@@ -35,6 +35,16 @@ export function sendToolFailure(res: Response, path: string, tool: ToolName, err
     res.locals.log.warn({ tool, code: error.code, status: error.status, message: error.message }, "tool provider call failed");
   }
   sendError(res, error, path);
+}
+
+/**
+ * Tells ingress, for the usage record, which tool provider the call went to, how long it took and,
+ * when it succeeded, that it was one billable call (ingress removes the header).
+ */
+export function setToolOutcome(res: Response, tool: ToolName, startedAt: number, ok: boolean): void {
+  const outcome: CallOutcome = { provider: tool, attempts: 1, upstream_ms: Math.round((performance.now() - startedAt) * 1000) / 1000 };
+  if (ok) outcome.units = { calls: 1 };
+  res.setHeader(internalHeaders.outcome, JSON.stringify(outcome));
 }
 
 /** A known tool path called with another method: 405 naming the one it takes. */

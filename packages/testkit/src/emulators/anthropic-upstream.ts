@@ -1,4 +1,4 @@
-import { message, messageFrames, planMessage } from "./anthropic-messages";
+import { countCacheBreakpoints, createAnthropicPromptCache, message, messageFrames, planMessage } from "./anthropic-messages";
 import { isUnparsedBody, startEmulator } from "./http-emulator";
 import type { EmulatorOptions, Exchange, ProviderSpec, UpstreamEmulator } from "./http-emulator";
 import { isRecord, randomId } from "./synthetic";
@@ -6,7 +6,15 @@ import { isRecord, randomId } from "./synthetic";
 export interface AnthropicUpstreamOptions extends EmulatorOptions {
   /** Path prefix the SDK's baseURL ends with (default ""; the SDK itself adds /v1/messages). */
   basePath?: string;
+  /**
+   * Smallest prefix, in tokens, that a cache_control breakpoint caches. Default: Anthropic's
+   * per-model minimum (1024 for Sonnet, up to 4096); tests lower it to avoid sending thousands.
+   */
+  cacheMinTokens?: number;
 }
+
+/** Anthropic's limit on cache_control markers in one request. */
+const MAX_CACHE_BREAKPOINTS = 4;
 
 export const ANTHROPIC_VERSIONS = ["2023-06-01", "2026-10-21"] as const;
 
@@ -41,10 +49,12 @@ const REMOVED_IN_2026 = ["temperature", "top_p", "top_k"];
 
 /**
  * A fake Anthropic Messages API (`POST /v1/messages`) on node:http for `@anthropic-ai/sdk`:
- * both auth headers, both API versions, streaming with named events, tool use, scripted failures.
+ * both auth headers, both API versions, streaming with named events, tool use, prompt caching
+ * (cache_control breakpoints; reset() empties the cache), scripted failures.
  */
-export function startAnthropicUpstream(opts: AnthropicUpstreamOptions = {}): Promise<UpstreamEmulator> {
+export async function startAnthropicUpstream(opts: AnthropicUpstreamOptions = {}): Promise<UpstreamEmulator> {
   const basePath = (opts.basePath ?? "").replace(/\/$/, "");
+  const promptCache = createAnthropicPromptCache({ minTokens: opts.cacheMinTokens });
 
   /** Every answer, error or not, carries the same id in the `request-id` header and error bodies. */
   function fail(ex: Exchange, status: number, msg: string, type = anthropicErrorType(status)): void {
@@ -104,11 +114,22 @@ export function startAnthropicUpstream(opts: AnthropicUpstreamOptions = {}): Pro
       const removed = REMOVED_IN_2026.find((k) => k in body);
       if (removed) return fail(ex, 400, `${removed}: Extra inputs are not permitted`);
     }
-    const plan = planMessage(body);
+    const breakpoints = countCacheBreakpoints(body);
+    if (breakpoints > MAX_CACHE_BREAKPOINTS) {
+      return fail(ex, 400, `A maximum of ${MAX_CACHE_BREAKPOINTS} blocks with cache_control may be provided. Found ${breakpoints}.`);
+    }
+    const plan = planMessage(body, promptCache);
     const id = `msg_01${randomId(22)}`;
     if (body.stream === true) return ex.sse(200, messageFrames(plan, id));
     ex.json(200, message(plan, id));
   }
 
-  return startEmulator(spec, opts);
+  const emulator = await startEmulator(spec, opts);
+  return {
+    ...emulator,
+    reset() {
+      emulator.reset();
+      promptCache.clear();
+    },
+  };
 }

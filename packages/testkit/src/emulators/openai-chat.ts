@@ -1,4 +1,17 @@
-import { applyStop, countTokens, fragments, isRecord, jsonTokens, limitTokens, pieces, randomId, valueForSchema } from "./synthetic";
+import {
+  applyStop,
+  countTokens,
+  cumulative,
+  fragments,
+  isRecord,
+  jsonTokens,
+  limitTokens,
+  pieces,
+  prefixHashes,
+  randomId,
+  rememberKey,
+  valueForSchema,
+} from "./synthetic";
 import type { JsonObject } from "./synthetic";
 
 /**
@@ -10,6 +23,11 @@ import type { JsonObject } from "./synthetic";
  * two in parallel when two or more are given and `parallel_tool_calls` is not false. Arguments are
  * built from each tool's parameter schema with the last user text (see valueForSchema). A request
  * whose last message is a tool result gets text unless a tool is forced, so agent loops terminate.
+ *
+ * Reasoning models (o1/o3/o4/gpt-5 ids, or any request with `reasoning_effort`) also "think": a
+ * fixed number of reasoning tokens per effort, counted in completion_tokens and spent first from
+ * `max_completion_tokens`, as OpenAI does. With a prompt cache, repeated prefixes are reported
+ * in `prompt_tokens_details.cached_tokens`.
  */
 
 export interface ToolCallPlan {
@@ -25,8 +43,12 @@ export interface ChatPlan {
   toolCalls: ToolCallPlan[];
   finishReason: "stop" | "length" | "tool_calls";
   promptTokens: number;
-  /** Per choice. */
+  /** Of promptTokens, those served from the prompt cache. */
+  cachedTokens: number;
+  /** Per choice; includes reasoningTokens. */
   completionTokens: number;
+  /** Per choice. */
+  reasoningTokens: number;
   includeUsage: boolean;
   obfuscation: boolean;
 }
@@ -63,23 +85,86 @@ function pickTools(body: JsonObject, lastRole: string): JsonObject[] {
   return tools.length >= 2 && body.parallel_tool_calls !== false ? tools.slice(0, 2) : tools.slice(0, 1);
 }
 
-export function planChat(body: JsonObject): ChatPlan {
+/** Model ids that reason before answering (the `-chat` variants of gpt-5 do not). */
+export function isReasoningModel(model: string): boolean {
+  return /^(o1|o3|o4|gpt-5)/.test(model) && !model.includes("-chat");
+}
+
+/** Reasoning tokens per choice for each `reasoning_effort` (the spec's default is medium). */
+const REASONING_TOKENS: Record<string, number> = { none: 0, minimal: 8, low: 32, medium: 64, high: 128, xhigh: 256, max: 512 };
+
+function reasoningBudget(body: JsonObject, model: string): number {
+  const effort = typeof body.reasoning_effort === "string" ? body.reasoning_effort : undefined;
+  if (effort === undefined && !isReasoningModel(model)) return 0;
+  return REASONING_TOKENS[effort ?? "medium"] ?? REASONING_TOKENS.medium!;
+}
+
+/** OpenAI caches in 128-token steps ("cache hits occur in 128-token increments"). */
+const CACHE_INCREMENT = 128;
+
+export interface ChatPromptCache {
+  /** Cached tokens for this prompt, after which the prompt itself is cached (when long enough). */
+  settle(seed: string, messages: readonly { key: string; tokens: number }[]): number;
+  clear(): void;
+}
+
+/**
+ * OpenAI's automatic prompt caching at message granularity, without the clock: a prompt of at
+ * least `minTokens` (default 1024) is cached with all its leading-message prefixes, and a later
+ * prompt gets the longest one it starts with, rounded down to 128 tokens (0 below the minimum).
+ */
+export function createChatPromptCache(opts: { minTokens?: number } = {}): ChatPromptCache {
+  const min = opts.minTokens ?? 1024;
+  const cached = new Set<string>();
+  return {
+    settle(seed, messages) {
+      const totals = cumulative(messages.map((m) => m.tokens));
+      // A shorter prompt can neither hit (its prefixes are shorter still) nor be cached: skip hashing.
+      if ((totals.at(-1) ?? 0) < min) return 0;
+      const hashes = prefixHashes(
+        seed,
+        messages.map((m) => m.key),
+      );
+      let common = 0;
+      for (let i = hashes.length - 1; i >= 0; i--) {
+        if (!cached.has(hashes[i]!)) continue;
+        common = totals[i]!;
+        break;
+      }
+      for (const hash of hashes) rememberKey(cached, hash);
+      const hit = Math.floor(common / CACHE_INCREMENT) * CACHE_INCREMENT;
+      return hit >= min ? hit : 0;
+    },
+    clear: () => cached.clear(),
+  };
+}
+
+/** Plans the answer; with a prompt cache, repeated prefixes count as cached tokens. */
+export function planChat(body: JsonObject, promptCache?: ChatPromptCache): ChatPlan {
   const messages = Array.isArray(body.messages) ? body.messages.filter(isRecord) : [];
   const last = [...messages].reverse().find((m) => m.role === "user" || m.role === "tool");
   const text = last ? messageText(last.content) : "";
   const lastRole = typeof messages.at(-1)?.role === "string" ? String(messages.at(-1)?.role) : "";
+  const model = typeof body.model === "string" ? body.model : "";
+  const counted = messages.map((m) => ({ key: JSON.stringify(m), tokens: countTokens(messageText(m.content)) }));
   const promptTokens = Math.max(
     1,
-    messages.reduce((n, m) => n + countTokens(messageText(m.content)), 0),
+    counted.reduce((n, m) => n + m.tokens, 0),
   );
+  // Tools and the output schema come before the messages in the prompt OpenAI caches.
+  const seed = JSON.stringify([model, body.tools ?? null, body.response_format ?? null]);
   const streamOptions = isRecord(body.stream_options) ? body.stream_options : {};
   const base = {
-    model: typeof body.model === "string" ? body.model : "",
+    model,
     n: typeof body.n === "number" && body.n >= 1 ? Math.floor(body.n) : 1,
     promptTokens,
+    cachedTokens: promptCache ? promptCache.settle(seed, counted) : 0,
     includeUsage: streamOptions.include_usage === true,
     obfuscation: streamOptions.include_obfuscation !== false,
   };
+  const max = [body.max_completion_tokens, body.max_tokens].find((v): v is number => typeof v === "number");
+  // Reasoning comes first, so it spends max_completion_tokens before any visible text.
+  const reasoningTokens = Math.max(0, Math.min(reasoningBudget(body, model), Math.floor(max ?? Number.POSITIVE_INFINITY)));
 
   const tools = pickTools(body, lastRole);
   if (tools.length > 0) {
@@ -91,17 +176,16 @@ export function planChat(body: JsonObject): ChatPlan {
         arguments: JSON.stringify(valueForSchema(fn.parameters, text)),
       };
     });
-    const completionTokens = toolCalls.reduce((n, c) => n + jsonTokens(c.arguments), 0);
-    return { ...base, content: null, toolCalls, finishReason: "tool_calls", completionTokens };
+    const completionTokens = reasoningTokens + toolCalls.reduce((n, c) => n + jsonTokens(c.arguments), 0);
+    return { ...base, content: null, toolCalls, finishReason: "tool_calls", completionTokens, reasoningTokens };
   }
 
   let content = structuredContent(body.response_format, text) ?? `Echo: ${text}`;
   const stopped = applyStop(content, stopList(body.stop));
-  const max = [body.max_completion_tokens, body.max_tokens].find((v): v is number => typeof v === "number");
-  const limited = limitTokens(stopped.text, max);
+  const limited = limitTokens(stopped.text, max === undefined ? undefined : max - reasoningTokens);
   content = limited.text;
   const finishReason = limited.truncated ? "length" : "stop";
-  return { ...base, content, toolCalls: [], finishReason, completionTokens: countTokens(content) };
+  return { ...base, content, toolCalls: [], finishReason, completionTokens: reasoningTokens + countTokens(content), reasoningTokens };
 }
 
 /** json_schema → a value of that schema; json_object → {"echo": text}. */
@@ -120,9 +204,9 @@ function usage(plan: ChatPlan): JsonObject {
     prompt_tokens: plan.promptTokens,
     completion_tokens: completion,
     total_tokens: plan.promptTokens + completion,
-    prompt_tokens_details: { cached_tokens: 0, audio_tokens: 0 },
+    prompt_tokens_details: { cached_tokens: plan.cachedTokens, audio_tokens: 0 },
     completion_tokens_details: {
-      reasoning_tokens: 0,
+      reasoning_tokens: plan.reasoningTokens * plan.n,
       audio_tokens: 0,
       accepted_prediction_tokens: 0,
       rejected_prediction_tokens: 0,

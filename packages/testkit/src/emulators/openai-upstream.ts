@@ -1,4 +1,4 @@
-import { chatCompletion, chatCompletionFrames, planChat } from "./openai-chat";
+import { chatCompletion, chatCompletionFrames, createChatPromptCache, planChat } from "./openai-chat";
 import { completion, completionFrames, planCompletion } from "./openai-completions";
 import { answerSpeech, answerTranscription } from "./openai-audio";
 import { embeddingsResponse, hasEmbeddingInput } from "./openai-embeddings";
@@ -13,6 +13,11 @@ export interface OpenAIUpstreamOptions extends EmulatorOptions {
   basePath?: string;
   /** Ids served by GET /models (default: a few chat and embedding models). */
   models?: string[];
+  /**
+   * Shortest chat prompt, in tokens, that the automatic prompt cache keeps (OpenAI: 1024). Tests
+   * lower it to avoid sending thousands; hits still come in 128-token steps.
+   */
+  cacheMinTokens?: number;
 }
 
 const DEFAULT_MODELS = ["gpt-4o-mini", "gpt-4o", "gpt-3.5-turbo-instruct", "text-embedding-3-small", "text-embedding-3-large"];
@@ -73,10 +78,12 @@ function requestModel(ex: Exchange): string {
 
 /**
  * A fake OpenAI API on node:http for the official `openai` client: models, chat completions
- * (stream and not, tool calls), legacy completions, embeddings, image generation, speech and
- * transcriptions (multipart), with scripted failures.
+ * (stream and not, tool calls, prompt caching, reasoning tokens), legacy completions, embeddings,
+ * image generation, speech and transcriptions (multipart), with scripted failures. reset() also
+ * empties the prompt cache.
  */
-export function startOpenAIUpstream(opts: OpenAIUpstreamOptions = {}): Promise<UpstreamEmulator> {
+export async function startOpenAIUpstream(opts: OpenAIUpstreamOptions = {}): Promise<UpstreamEmulator> {
+  const promptCache = createChatPromptCache({ minTokens: opts.cacheMinTokens });
   const basePath = (opts.basePath ?? "/v1").replace(/\/$/, "");
   const models = opts.models ?? DEFAULT_MODELS;
   const modelList = JSON.stringify({
@@ -165,7 +172,7 @@ export function startOpenAIUpstream(opts: OpenAIUpstreamOptions = {}): Promise<U
 
   function chat(ex: Exchange, body: JsonObject): Promise<void> | void {
     if (!Array.isArray(body.messages)) return missing(ex, "messages");
-    const plan = planChat(body);
+    const plan = planChat(body, promptCache);
     const id = `chatcmpl-${randomId(29)}`;
     const created = Math.floor(Date.now() / 1000);
     if (body.stream === true) return ex.sse(200, chatCompletionFrames(plan, id, created));
@@ -202,5 +209,12 @@ export function startOpenAIUpstream(opts: OpenAIUpstreamOptions = {}): Promise<U
     ex.json(400, openAIError(`Missing required parameter: '${param}'.`, "invalid_request_error", param, "missing_required_parameter"));
   }
 
-  return startEmulator(spec, opts);
+  const emulator = await startEmulator(spec, opts);
+  return {
+    ...emulator,
+    reset() {
+      emulator.reset();
+      promptCache.clear();
+    },
+  };
 }

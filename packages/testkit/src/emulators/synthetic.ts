@@ -1,3 +1,5 @@
+import { createHash } from "node:crypto";
+
 /**
  * Deterministic stand-ins for model output. Everything here is a pure function of the request, so
  * tests can predict answers exactly and a benchmark pays only for string work.
@@ -56,6 +58,44 @@ export function fragments(s: string, parts = 4): string[] {
   const out: string[] = [];
   for (let i = 0; i < cps.length; i += size) out.push(cps.slice(i, i + size).join(""));
   return out;
+}
+
+/**
+ * A hash for every prefix of `parts` (chained sha256 under `seed`): two prompts share entry i
+ * exactly when their seeds and first i+1 parts are equal, which is how prompt caches match prefixes.
+ */
+export function prefixHashes(seed: string, parts: readonly string[]): string[] {
+  let hash = createHash("sha256").update(seed).digest("base64");
+  const out: string[] = [];
+  for (const part of parts) {
+    hash = createHash("sha256").update(hash).update("\u0000").update(part).digest("base64");
+    out.push(hash);
+  }
+  return out;
+}
+
+/** Running totals: `cumulative([2, 3, 1])` → [2, 5, 6]. */
+export function cumulative(values: readonly number[]): number[] {
+  const out: number[] = [];
+  let sum = 0;
+  for (const v of values) {
+    sum += v;
+    out.push(sum);
+  }
+  return out;
+}
+
+/**
+ * Marks `key` as most recently used in an insertion-ordered set, dropping the oldest keys beyond
+ * `limit`: an emulated prompt cache evicts like a real one instead of growing through a benchmark.
+ */
+export function rememberKey(keys: Set<string>, key: string, limit = 10_000): void {
+  keys.delete(key);
+  keys.add(key);
+  for (const oldest of keys) {
+    if (keys.size <= limit) break;
+    keys.delete(oldest);
+  }
 }
 
 const ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";

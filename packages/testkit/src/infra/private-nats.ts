@@ -28,6 +28,10 @@ export interface PrivateNats {
   port: number;
   /** What the server has logged so far (refused logins, permission violations). */
   output(): string;
+  /** kill -9 the server (its store stays). */
+  crash(): Promise<void>;
+  /** Starts it again (after a crash, or kills it first) on the same port with the same store. */
+  restart(): Promise<void>;
   /** Stops the server and removes its store and configuration. Safe to call twice. */
   stop(): Promise<void>;
 }
@@ -52,21 +56,65 @@ export async function startPrivateNats(options: { auth?: PrivateNatsAuth; startT
   if (auth && "files" in auth) for (const [name, text] of Object.entries(auth.files ?? {})) writeFileSync(join(dir, name), text);
   const configPath = join(dir, "nats-server.conf");
   writeFileSync(configPath, `${authConfig(auth)}\n`, { mode: 0o600 });
-  const child = spawn(BIN, ["-c", configPath, "-a", "127.0.0.1", "-p", String(port), "-js", "-sd", join(dir, "store")], {
-    stdio: ["ignore", "pipe", "pipe"],
-    env: { PATH: process.env.PATH, ...(auth && "env" in auth ? auth.env : {}) },
-  });
+  const args = ["-c", configPath, "-a", "127.0.0.1", "-p", String(port), "-js", "-sd", join(dir, "store")];
+  const env = { PATH: process.env.PATH, ...(auth && "env" in auth ? auth.env : {}) };
+  let output = "";
+  let server: Launched;
+  try {
+    server = await launch(args, env, options.startTimeoutMs ?? 20_000, (text) => (output += text));
+  } catch (err) {
+    rmSync(dir, { recursive: true, force: true });
+    throw new Error(`private nats-server (${BIN}) failed to start: ${(err as Error).message}\n${output}`);
+  }
+  let stopping: Promise<void> | undefined;
+  return {
+    url: `nats://127.0.0.1:${port}`,
+    port,
+    output: () => output,
+    async crash() {
+      await server.kill("SIGKILL");
+    },
+    async restart() {
+      await server.kill("SIGKILL");
+      server = await launch(args, env, options.startTimeoutMs ?? 20_000, (text) => (output += text));
+    },
+    stop() {
+      stopping ??= (async () => {
+        await server.kill("SIGTERM");
+        rmSync(dir, { recursive: true, force: true });
+      })();
+      return stopping;
+    },
+  };
+}
+
+interface Launched {
+  /** Sends the signal unless the server has already gone, and waits for it to exit. */
+  kill(signal: NodeJS.Signals): Promise<void>;
+}
+
+/** Starts the server and resolves once it says it is ready. */
+async function launch(args: string[], env: Record<string, string | undefined>, timeoutMs: number, log: (text: string) => void): Promise<Launched> {
+  const child = spawn(BIN, args, { stdio: ["ignore", "pipe", "pipe"], env });
   // If the test process dies without stop(), do not leave a server behind.
   const killOnExit = () => child.kill("SIGKILL");
   process.once("exit", killOnExit);
-  let output = "";
   const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+  const kill = async (signal: NodeJS.Signals) => {
+    if (child.exitCode === null && child.signalCode === null) {
+      child.kill(signal);
+      await exited;
+    }
+    process.off("exit", killOnExit);
+  };
+  let seen = "";
   try {
     await new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error("did not say it was ready")), options.startTimeoutMs ?? 20_000);
+      const timer = setTimeout(() => reject(new Error("did not say it was ready")), timeoutMs);
       const onData = (chunk: Buffer) => {
-        output += chunk.toString();
-        if (output.includes("Server is ready")) {
+        seen += chunk.toString();
+        log(chunk.toString());
+        if (seen.includes("Server is ready")) {
           clearTimeout(timer);
           resolve();
         }
@@ -83,28 +131,10 @@ export async function startPrivateNats(options: { auth?: PrivateNatsAuth; startT
       });
     });
   } catch (err) {
-    child.kill("SIGKILL");
-    process.off("exit", killOnExit);
-    rmSync(dir, { recursive: true, force: true });
-    throw new Error(`private nats-server (${BIN}) failed to start: ${(err as Error).message}\n${output}`);
+    await kill("SIGKILL");
+    throw err;
   }
-  let stopping: Promise<void> | undefined;
-  return {
-    url: `nats://127.0.0.1:${port}`,
-    port,
-    output: () => output,
-    stop() {
-      stopping ??= (async () => {
-        if (child.exitCode === null && child.signalCode === null) {
-          child.kill("SIGTERM");
-          await exited;
-        }
-        process.off("exit", killOnExit);
-        rmSync(dir, { recursive: true, force: true });
-      })();
-      return stopping;
-    },
-  };
+  return { kill };
 }
 
 /**

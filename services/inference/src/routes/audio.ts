@@ -5,6 +5,7 @@ import { fromZodError } from "@gw/errors";
 import type { Logger } from "@gw/logger";
 import { clientGone, jsonBody, readTranscriptionForm, routeLabel, sendError } from "@gw/service-kit";
 import { withFallback } from "../fallback";
+import { meterOf, setOutcomeHeader } from "../usage/call-meter";
 import type { ChatRouteDeps } from "./chat";
 import { writeRelayedStream } from "./relay-stream";
 import { sendJson } from "./json-answer";
@@ -22,11 +23,16 @@ export function mountAudioRoutes(router: IRouter, deps: ChatRouteDeps): void {
     const signal = clientGone(res);
     const log: Logger = res.locals.log;
 
-    const result = await withFallback(model, request.model, { ...deps, log, signal, credentials: res.locals.credentials }, ({ adapter, ctx, upstreamModel }) =>
-      adapter.speech?.(ctx, { request, publicModel: request.model, upstreamModel, requestId: res.locals.requestId, signal }),
+    const result = await withFallback(
+      model,
+      request.model,
+      { ...deps, log, signal, credentials: res.locals.credentials, meter: meterOf(res) },
+      ({ adapter, ctx, upstreamModel }) =>
+        adapter.speech?.(ctx, { request, publicModel: request.model, upstreamModel, requestId: res.locals.requestId, signal }),
     );
     if (!result.ok) {
       if (signal.aborted) return;
+      setOutcomeHeader(res);
       sendError(res, result.error, req.path);
       return;
     }
@@ -34,6 +40,7 @@ export function mountAudioRoutes(router: IRouter, deps: ChatRouteDeps): void {
     // so ingress keeps its estimate of the input text against the token limit.
     res.status(200);
     res.setHeader("content-type", result.contentType);
+    setOutcomeHeader(res);
     try {
       // Bytes go out as they arrive; backpressure and a client leaving are handled by the pipeline.
       await pipeline(result.body, res);
@@ -54,11 +61,19 @@ export function mountAudioRoutes(router: IRouter, deps: ChatRouteDeps): void {
       const signal = clientGone(res);
       const log: Logger = res.locals.log;
 
-      const result = await withFallback(model, publicModel, { ...deps, log, signal, credentials: res.locals.credentials }, ({ adapter, ctx, upstreamModel }) =>
-        adapter.transcriptions?.(ctx, { request: upload, publicModel, upstreamModel, requestId: res.locals.requestId, signal }),
+      const meter = meterOf(res);
+      // Ingress does not read multipart forms: the outcome names the model for the usage record.
+      meter.showModel = true;
+      const result = await withFallback(
+        model,
+        publicModel,
+        { ...deps, log, signal, credentials: res.locals.credentials, meter },
+        ({ adapter, ctx, upstreamModel }) =>
+          adapter.transcriptions?.(ctx, { request: upload, publicModel, upstreamModel, requestId: res.locals.requestId, signal }),
       );
       if (!result.ok) {
         if (signal.aborted) return;
+        setOutcomeHeader(res);
         sendError(res, result.error, req.path);
         return;
       }
@@ -68,6 +83,7 @@ export function mountAudioRoutes(router: IRouter, deps: ChatRouteDeps): void {
       }
       if (result.kind === "text") {
         res.status(200).setHeader("content-type", result.contentType);
+        setOutcomeHeader(res);
         res.send(result.text);
         return;
       }

@@ -41,7 +41,7 @@ describe("chat usage reported to ingress", () => {
   it("when a stream is asked for without include_usage, then usage comes only as a trailer and the chunks look as if it were off", async () => {
     const answer = await post({ model: "chat-local", messages, stream: true });
     expect(answer.status).toBe(200);
-    expect(answer.headers.trailer).toBe(internalHeaders.usageTokens);
+    expect(answer.headers.trailer).toBe(`${internalHeaders.usageTokens}, ${internalHeaders.outcome}`);
     expect(upstream.requests.at(-1)?.body).toMatchObject({ stream_options: { include_usage: true } });
 
     const chunks = sseData(answer.text);

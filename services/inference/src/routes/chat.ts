@@ -2,7 +2,7 @@ import type { IRouter } from "express";
 import type { GatewayConfig } from "@gw/config";
 import { ChatCompletionRequest } from "@gw/contracts";
 import type { Dispatcher } from "undici";
-import type { Catalog } from "@gw/service-kit";
+import type { Catalog, GenAiMetrics } from "@gw/service-kit";
 import type { CircuitBreakers } from "../circuit-breaker";
 import { chatOn } from "../translate/adapt";
 import { mountModelRoute } from "./model-route";
@@ -15,6 +15,7 @@ export interface ChatRouteDeps {
   agent: Dispatcher;
   bodyLimit: string;
   breakers?: CircuitBreakers;
+  genAi?: GenAiMetrics;
 }
 
 export function mountChatRoutes(router: IRouter, deps: ChatRouteDeps): void {

@@ -6,6 +6,7 @@ import type { Logger } from "@gw/logger";
 import { clientGone, jsonBody, routeLabel, sendError } from "@gw/service-kit";
 import { withFallback, type RouteAttempt } from "../fallback";
 import type { UpstreamCall } from "../providers/types";
+import { meterOf, setOutcomeHeader } from "../usage/call-meter";
 import type { ChatRouteDeps } from "./chat";
 
 type Outcome<T> = ({ ok: true } & T) | { ok: false; error: GatewayError };
@@ -33,7 +34,8 @@ export function mountModelRoute<Req extends { model: string }, T>(router: IRoute
     const model = deps.catalog.resolve(res.locals.identity!, request.model, spec.type);
     const signal = clientGone(res);
     const log: Logger = res.locals.log;
-    const result = await withFallback<T>(model, request.model, { ...deps, log, signal, credentials: res.locals.credentials }, (route) =>
+    const meter = meterOf(res);
+    const result = await withFallback<T>(model, request.model, { ...deps, log, signal, credentials: res.locals.credentials, meter }, (route) =>
       spec.call(route, {
         request,
         publicModel: request.model,
@@ -44,6 +46,7 @@ export function mountModelRoute<Req extends { model: string }, T>(router: IRoute
       }),
     );
     if (!result.ok) {
+      setOutcomeHeader(res);
       if (!signal.aborted) sendError(res, result.error, req.path);
       return;
     }

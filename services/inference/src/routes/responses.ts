@@ -4,6 +4,7 @@ import { fromZodError } from "@gw/errors";
 import type { Logger } from "@gw/logger";
 import { clientGone, jsonBody, routeLabel, sendError } from "@gw/service-kit";
 import { withFallback } from "../fallback";
+import { meterOf, setOutcomeHeader } from "../usage/call-meter";
 import { chatOn } from "../translate/adapt";
 import { chatCompletionToResponse, randomIds, responseShell, responsesRequestToChat } from "../translate/responses-api";
 import { chatStreamToResponses } from "../translate/responses-api-stream";
@@ -28,11 +29,12 @@ export function mountResponsesRoutes(router: IRouter, deps: ChatRouteDeps): void
     const signal = clientGone(res);
     const log: Logger = res.locals.log;
 
-    const result = await withFallback(model, request.model, { ...deps, log, signal, credentials: res.locals.credentials }, (route) =>
+    const result = await withFallback(model, request.model, { ...deps, log, signal, credentials: res.locals.credentials, meter: meterOf(res) }, (route) =>
       chatOn(route, { request: chat, publicModel: request.model, upstreamModel: route.upstreamModel, requestId: res.locals.requestId, signal }),
     );
     if (!result.ok) {
       if (signal.aborted) return;
+      setOutcomeHeader(res);
       sendError(res, inCallerTerms(result.error), req.path);
       return;
     }

@@ -1,5 +1,6 @@
 import type { Response } from "express";
 import { internalHeaders } from "@gw/contracts";
+import { outcomeTrailer } from "../usage/call-meter";
 
 /**
  * Starts an SSE answer at once, so the client's first byte is not held back by us. It announces the
@@ -8,7 +9,7 @@ import { internalHeaders } from "@gw/contracts";
  */
 export function startSse(res: Response): void {
   res.status(200);
-  res.setHeader("trailer", internalHeaders.usageTokens);
+  res.setHeader("trailer", `${internalHeaders.usageTokens}, ${internalHeaders.outcome}`);
   res.setHeader("content-type", "text/event-stream; charset=utf-8");
   res.setHeader("cache-control", "no-cache");
   res.setHeader("connection", "keep-alive");
@@ -22,7 +23,9 @@ export function startSse(res: Response): void {
  */
 export function endSse(res: Response, totalTokens: number | undefined): void {
   if (res.destroyed) return;
-  if (totalTokens !== undefined) res.addTrailers({ [internalHeaders.usageTokens]: String(totalTokens) });
+  const trailers = outcomeTrailer(res);
+  if (totalTokens !== undefined) trailers[internalHeaders.usageTokens] = String(totalTokens);
+  res.addTrailers(trailers);
   res.end();
 }
 

@@ -11,6 +11,7 @@ import type { CredentialStore } from "../credentials/credential-store";
 import { effectiveWorkspaceLimits } from "../limits/plan-limits";
 import type { IdentityStore } from "../store/identity-store";
 import { mountCredentialRoutes } from "./credential-routes";
+import { mountUsageRoutes } from "./usage-routes";
 
 export interface AdminAppDeps {
   logger: Logger;
@@ -24,6 +25,8 @@ export interface AdminAppDeps {
   onIdentityChanged: (kind: "key" | "workspace", id: string) => void;
   /** Enterprise workspaces' own provider credentials; the routes are mounted when given. */
   credentials?: { store: CredentialStore; sealer: Sealer | undefined; providers: readonly string[] };
+  /** Where the usage ledger's reads go (the usage service), and the secret its calls are signed with. */
+  usage?: { url: string | undefined; internalSecret: string };
 }
 
 /** The admin API (docs/configuration.md), on its own port, behind the admin token. */
@@ -82,6 +85,7 @@ export function createAdminApp(deps: AdminAppDeps): Express {
     await changed("key", result.id);
     res.json(result);
   });
+  if (deps.usage) mountUsageRoutes(app, { usageUrl: deps.usage.url, internalSecret: deps.usage.internalSecret });
   if (deps.credentials) {
     mountCredentialRoutes(app, {
       credentials: deps.credentials.store,

@@ -5,6 +5,7 @@ import { createProxyMiddleware, proxyEventsPlugin, type Plugin } from "http-prox
 import { internalHeaderPrefix, internalHeaders, type TokenTicket } from "@gw/contracts";
 import { GatewayError } from "@gw/errors";
 import { IdentitySigner, sendError } from "@gw/service-kit";
+import { traceHeaders } from "@gw/telemetry";
 import type { CredentialRelay } from "../credentials/credential-relay";
 import type { Ticket } from "../limits/types";
 import type { Backend } from "../routes";
@@ -72,6 +73,13 @@ function prepareUpstreamRequest(proxyReq: ClientRequest, req: Request, res: Resp
   const sealed = principal && credentials?.headerFor(principal);
   if (sealed) proxyReq.setHeader(internalHeaders.credentials, sealed);
   proxyReq.setHeader(internalHeaders.requestId, res.locals.requestId);
+  // With tracing on, the service continues this request's span rather than the caller's; with it
+  // off, the caller's traceparent goes on as it came.
+  const traceContext = res.locals.traceContext;
+  if (traceContext) {
+    proxyReq.removeHeader("tracestate");
+    for (const [name, value] of Object.entries(traceHeaders(traceContext))) proxyReq.setHeader(name, value);
+  }
   const ticket = res.locals.tokenTicket as Ticket | undefined;
   if (ticket) {
     const wire: TokenTicket = { workspace_id: ticket.workspaceId, key_id: ticket.keyId, bucket: ticket.bucket, tokens: ticket.tokens };
@@ -98,10 +106,15 @@ function prepareUpstreamRequest(proxyReq: ClientRequest, req: Request, res: Resp
  */
 function takeUsage(proxyRes: IncomingMessage, res: Response): void {
   const name = internalHeaders.usageTokens;
-  recordUsage(res, proxyRes.headers[name]);
-  if (proxyRes.headers.trailer?.toLowerCase().includes(name)) {
+  const headers = proxyRes.headers;
+  recordUsage(res, headers[name]);
+  takeOutcome(res, headers[internalHeaders.outcome]);
+  const errorType = headers[internalHeaders.errorType];
+  if (typeof errorType === "string") res.locals.backendErrorType = errorType;
+  if (headers[internalHeaders.recordDeferred] !== undefined) res.locals.recordDeferred = true;
+  if (headers.trailer?.toLowerCase().includes(name)) {
     // Trailers are parsed by the time the body ends; this runs before the pipe ends the answer.
-    proxyRes.once("end", () => recordUsage(res, proxyRes.trailers[name]));
+    proxyRes.once("end", () => takeTrailers(proxyRes, res));
     delete proxyRes.headers.trailer;
   }
   for (const header of Object.keys(proxyRes.headers)) {
@@ -112,6 +125,16 @@ function takeUsage(proxyRes: IncomingMessage, res: Response): void {
 // Module-level helpers rather than closures made per request: the services run through tsx, whose
 // esbuild output wraps every named closure in a `__name` call (an Object.defineProperty) each time
 // it is created.
+function takeTrailers(proxyRes: IncomingMessage, res: Response): void {
+  recordUsage(res, proxyRes.trailers[internalHeaders.usageTokens]);
+  takeOutcome(res, proxyRes.trailers[internalHeaders.outcome]);
+}
+
+/** Kept as text: it is parsed once, when the usage record is made after the answer. */
+function takeOutcome(res: Response, value: string | string[] | undefined): void {
+  if (typeof value === "string") res.locals.outcomeText = value;
+}
+
 function recordUsage(res: Response, value: string | string[] | undefined): void {
   const n = Number(Array.isArray(value) ? value[0] : value);
   if (value !== undefined && Number.isFinite(n) && n >= 0) res.locals.usageTokens = n;

@@ -2,7 +2,7 @@ import type { IRouter } from "express";
 import { SerptoolSearchQuery } from "@gw/contracts";
 import { fromZodError } from "@gw/errors";
 import { routeLabel } from "@gw/service-kit";
-import { clientGone, onlyMethod, refuseCredentials, sendToolAnswer, sendToolFailure, type ToolRouteDeps } from "../route-kit";
+import { clientGone, onlyMethod, refuseCredentials, sendToolAnswer, sendToolFailure, setToolOutcome, type ToolRouteDeps } from "../route-kit";
 import { resolveToolUpstream } from "../tool-upstream";
 import { createSerptoolClient } from "./client";
 
@@ -20,8 +20,10 @@ export function mountSerptoolRoutes(router: IRouter, deps: ToolRouteDeps): void 
     const upstream = resolveToolUpstream(deps.gateway, deps.secrets, "serptool", res.locals.credentials);
     if (!upstream.ok) throw upstream.error;
     const signal = clientGone(res);
+    const started = performance.now();
     const result = await createSerptoolClient(upstream.value, deps.agent, deps.retry).search(parsed.data, { signal });
     if (signal.aborted) return;
+    setToolOutcome(res, "serptool", started, result.ok);
     if (!result.ok) return sendToolFailure(res, req.path, "serptool", result.error);
     sendToolAnswer(res, result.value, upstream.value.apiKey);
   });

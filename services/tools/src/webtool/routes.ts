@@ -3,7 +3,7 @@ import { WebtoolCrawlRequest, WebtoolExtractRequest, WebtoolMapRequest, WebtoolS
 import { fromZodError } from "@gw/errors";
 import { jsonBody, routeLabel, type CallSignal } from "@gw/service-kit";
 import type { z } from "zod";
-import { clientGone, onlyMethod, refuseCredentials, sendToolAnswer, sendToolFailure, type ToolRouteDeps } from "../route-kit";
+import { clientGone, onlyMethod, refuseCredentials, sendToolAnswer, sendToolFailure, setToolOutcome, type ToolRouteDeps } from "../route-kit";
 import { resolveToolUpstream } from "../tool-upstream";
 import type { ToolOutcome } from "../upstream/call";
 import { createWebtoolClient, type WebtoolClient } from "./client";
@@ -38,8 +38,10 @@ export function mountWebtoolRoutes(router: IRouter, deps: ToolRouteDeps): void {
       const upstream = resolveToolUpstream(deps.gateway, deps.secrets, "webtool", res.locals.credentials);
       if (!upstream.ok) throw upstream.error;
       const signal = clientGone(res);
+      const started = performance.now();
       const result = await spec.call(createWebtoolClient(upstream.value, deps.agent, deps.retry), parsed.data, signal);
       if (signal.aborted) return;
+      setToolOutcome(res, "webtool", started, result.ok);
       if (!result.ok) return sendToolFailure(res, req.path, "webtool", result.error);
       sendToolAnswer(res, result.value, upstream.value.apiKey);
     });

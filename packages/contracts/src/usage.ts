@@ -1,0 +1,90 @@
+import { z } from "zod";
+import type { Identity } from "./identity";
+
+/**
+ * The usage ledger's wire shapes: what a model or tool call used, as the service that made it
+ * reports it, and the usage record of one request, as published on `usage.records`.
+ *
+ * Tokens follow one convention whatever the provider (OpenTelemetry's GenAI one): `input_tokens`
+ * counts every input token, cached reads and cache writes included; `output_tokens` every output
+ * token, reasoning included. Each part is the provider's own reported number, so an Anthropic call's
+ * `input_tokens` is its `input_tokens + cache_read_input_tokens + cache_creation_input_tokens`, and
+ * its `cached_input_tokens` and `cache_write_tokens` are the two reported counts as they came.
+ * A field is absent (null in a record) when the provider did not report it.
+ */
+const count = z.number().int().min(0).max(Number.MAX_SAFE_INTEGER);
+const amount = z.number().min(0).max(1e15);
+
+export const TokenUsage = z.object({
+  input_tokens: count.optional(),
+  output_tokens: count.optional(),
+  cached_input_tokens: count.optional(),
+  cache_write_tokens: count.optional(),
+  reasoning_tokens: count.optional(),
+});
+export type TokenUsage = z.infer<typeof TokenUsage>;
+
+/** Units other than tokens, by name, in what the provider bills by. */
+export const usageUnitNames = ["images", "audio_seconds", "characters", "pages", "calls", "credits", "search_units"] as const;
+export const UsageUnitName = z.enum(usageUnitNames);
+export type UsageUnitName = z.infer<typeof UsageUnitName>;
+export const UsageUnits = z.partialRecord(UsageUnitName, amount);
+export type UsageUnits = z.infer<typeof UsageUnits>;
+
+/**
+ * What a call's own service learned making it, sent back to ingress with the answer (the
+ * `x-gw-outcome` header, or trailer on streams) and, for an async job, in its finishing event:
+ * which deployment answered after retries and fallbacks, how long the upstream took, and what it used.
+ */
+export const CallOutcome = z.object({
+  /** The public model, when the service read it from a body ingress does not parse (a multipart form). */
+  model: z.string().min(1).max(256).optional(),
+  /** The configured provider name that answered (or failed last). */
+  provider: z.string().min(1).max(200).optional(),
+  upstream_model: z.string().min(1).max(300).optional(),
+  /** Upstream attempts made, retries and fallbacks included. */
+  attempts: count.max(1000).optional(),
+  /** Time spent waiting on the upstream, summed over attempts. */
+  upstream_ms: amount.optional(),
+  /** From the start of the call to the first streamed event the upstream sent. */
+  ttft_ms: amount.optional(),
+  usage: TokenUsage.optional(),
+  units: UsageUnits.optional(),
+});
+export type CallOutcome = z.infer<typeof CallOutcome>;
+
+/**
+ * One request that reached a workspace, published once its answer is complete by the service that
+ * saw the whole exchange: ingress for live calls and refusals, jobs for an async job (under the
+ * request id of the call that created it). `request_id` is the `x-request-id` the caller saw and the
+ * message id, so a second publish is dropped by the stream and the ledger keeps the first.
+ */
+export const UsageRecord = z.object({
+  request_id: z.string().min(1).max(128),
+  /** Milliseconds since the epoch when ingress received the request. */
+  started_at: z.number().int().min(0),
+  duration_ms: amount,
+  workspace_id: z.string().min(1).max(100),
+  key_id: z.string().min(1).max(100),
+  /** The public route, its path parameters as `{name}`: `/v1/chat/completions`, `/v1/async/{route}/{job_id}`. */
+  route: z.string().min(1).max(200),
+  /** The public model the caller asked for, when the route takes one. */
+  model: z.string().min(1).max(256).optional(),
+  /** The HTTP status the caller got (499: the caller went away first); an async job's: its outcome's. */
+  status: z.number().int().min(100).max(599),
+  /** The error envelope's `type` (OpenAI) or `error.type` (Anthropic) on a failure. */
+  error_type: z.string().min(1).max(100).optional(),
+  stream: z.boolean(),
+  job_id: z.string().startsWith("job_").max(100).optional(),
+  outcome: CallOutcome.optional(),
+});
+export type UsageRecord = z.infer<typeof UsageRecord>;
+
+/** Status recorded for a request whose caller went away before the answer was complete (nginx's). */
+export const CLIENT_CLOSED_STATUS = 499;
+
+/**
+ * The identity ingress's admin port signs its calls to the usage service with: the operator, who
+ * may read every workspace (no workspace id is `*`). Any other identity reads its own workspace only.
+ */
+export const operatorIdentity: Readonly<Identity> = Object.freeze({ workspace_id: "*", key_id: "admin", plan: "enterprise", models: [["*"]], tools: [] });

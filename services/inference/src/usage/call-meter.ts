@@ -1,0 +1,142 @@
+import type { Response } from "express";
+import { internalHeaders, type CallOutcome, type MessagesUsage, type TokenUsage, type UsageUnits } from "@gw/contracts";
+
+/**
+ * What one call learned on its way through the fallback loop and the provider's answer: which
+ * deployment answered, how many attempts it took, how long the upstream took, and the usage the
+ * provider reported in its own terms (read before any translation to the caller's format, which
+ * would fold Anthropic's cache writes into the prompt count). Ingress writes it into the request's
+ * usage record; the async job worker into the job's.
+ */
+export class CallMeter {
+  /** The public model asked for (config names only), for the metrics' labels. */
+  requestModel: string | undefined;
+  /** Shown in the outcome only where ingress cannot read the model itself (a multipart form). */
+  showModel = false;
+  private provider: string | undefined;
+  private upstreamModel: string | undefined;
+  private attempts = 0;
+  private upstreamMs = 0;
+  private attemptStarted = 0;
+  private ttftMs: number | undefined;
+  private usage: TokenUsage | undefined;
+  private units: UsageUnits | undefined;
+  private readonly started = performance.now();
+
+  attemptStart(provider: string, upstreamModel: string): void {
+    this.provider = provider;
+    this.upstreamModel = upstreamModel;
+    this.attempts++;
+    this.attemptStarted = performance.now();
+  }
+
+  /** The attempt's answer is in (a whole JSON body, or a stream's headers). */
+  attemptEnd(): void {
+    if (this.attemptStarted === 0) return;
+    this.upstreamMs += performance.now() - this.attemptStarted;
+    this.attemptStarted = 0;
+  }
+
+  /** The first event of a stream arrived; its remaining time counts as upstream time too. */
+  firstEvent(): void {
+    if (this.ttftMs === undefined) this.ttftMs = performance.now() - this.started;
+  }
+
+  /** A stream ended: the upstream was busy with it until now. */
+  streamEnd(streamStarted: number): void {
+    this.upstreamMs += performance.now() - streamStarted;
+  }
+
+  /** Usage as reported; a later report of a stream (Anthropic's `message_delta`) updates the parts it names. */
+  tokens(usage: TokenUsage): void {
+    this.usage = { ...this.usage, ...withoutUndefined(usage) };
+  }
+
+  unit(name: keyof UsageUnits, value: number): void {
+    if (!Number.isFinite(value) || value < 0) return;
+    this.units = { ...this.units, [name]: value };
+  }
+
+  outcome(): CallOutcome {
+    const out: CallOutcome = {};
+    if (this.showModel && this.requestModel !== undefined) out.model = this.requestModel;
+    if (this.provider !== undefined) out.provider = this.provider;
+    if (this.upstreamModel !== undefined) out.upstream_model = this.upstreamModel;
+    if (this.attempts > 0) out.attempts = this.attempts;
+    if (this.attempts > 0) out.upstream_ms = round(this.upstreamMs);
+    if (this.ttftMs !== undefined) out.ttft_ms = round(this.ttftMs);
+    if (this.usage && Object.keys(this.usage).length > 0) out.usage = this.usage;
+    if (this.units) out.units = this.units;
+    return out;
+  }
+}
+
+function round(ms: number): number {
+  return Math.round(ms * 1000) / 1000;
+}
+
+function withoutUndefined(usage: TokenUsage): TokenUsage {
+  const out: TokenUsage = {};
+  for (const [name, value] of Object.entries(usage) as [keyof TokenUsage, number | undefined][]) {
+    if (typeof value === "number" && Number.isInteger(value) && value >= 0) out[name] = value;
+  }
+  return out;
+}
+
+interface OpenAIUsageLike {
+  prompt_tokens?: number | null;
+  completion_tokens?: number | null;
+  prompt_tokens_details?: { cached_tokens?: number | null } | null;
+  completion_tokens_details?: { reasoning_tokens?: number | null } | null;
+}
+
+/** OpenAI's usage: `prompt_tokens` already counts the cached part, `completion_tokens` the reasoning. */
+export function fromOpenAIUsage(u: OpenAIUsageLike): TokenUsage {
+  return {
+    input_tokens: u.prompt_tokens ?? undefined,
+    output_tokens: u.completion_tokens ?? undefined,
+    cached_input_tokens: u.prompt_tokens_details?.cached_tokens ?? undefined,
+    reasoning_tokens: u.completion_tokens_details?.reasoning_tokens ?? undefined,
+  };
+}
+
+/**
+ * Anthropic's usage: `input_tokens` is only the uncached part, so the recorded input is the sum of
+ * the three counts it reports, each of which is also kept as it came.
+ */
+export function fromAnthropicUsage(u: Partial<MessagesUsage>): TokenUsage {
+  const read = u.cache_read_input_tokens ?? undefined;
+  const write = u.cache_creation_input_tokens ?? undefined;
+  const input = typeof u.input_tokens === "number" ? u.input_tokens + (read ?? 0) + (write ?? 0) : undefined;
+  return { input_tokens: input, output_tokens: u.output_tokens ?? undefined, cached_input_tokens: read, cache_write_tokens: write };
+}
+
+/** What the GenAI metrics need from a finished call. */
+export function meteredCall(res: Response): { meter: CallMeter; outcome: CallOutcome } | undefined {
+  const meter = meters.get(res);
+  return meter ? { meter, outcome: meter.outcome() } : undefined;
+}
+
+const meters = new WeakMap<Response, CallMeter>();
+
+/** The call's meter, made on first use. */
+export function meterOf(res: Response): CallMeter {
+  let meter = meters.get(res);
+  if (!meter) {
+    meter = new CallMeter();
+    meters.set(res, meter);
+  }
+  return meter;
+}
+
+/** Puts the outcome on a JSON or error answer, before its headers leave. */
+export function setOutcomeHeader(res: Response): void {
+  const meter = meters.get(res);
+  if (meter && !res.headersSent) res.setHeader(internalHeaders.outcome, JSON.stringify(meter.outcome()));
+}
+
+/** A stream's outcome goes in a trailer (announced by startSse): only its end knows the usage. */
+export function outcomeTrailer(res: Response): Record<string, string> {
+  const meter = meters.get(res);
+  return meter ? { [internalHeaders.outcome]: JSON.stringify(meter.outcome()) } : {};
+}

@@ -1,0 +1,253 @@
+import type { GatewayError } from "@gw/errors";
+import { startGenAiAttemptSpan, tracingEnabled, untilStreamEnds } from "@gw/telemetry";
+import type { ProviderAdapter, ProviderContext, RelayedStreamEvent, UpstreamCall } from "../providers/types";
+import { type CallMeter, fromAnthropicUsage, fromOpenAIUsage } from "./call-meter";
+
+/**
+ * The adapter as the fallback loop sees it, with each operation's answer read into the call's
+ * meter in the provider's own terms: a JSON answer's usage at once, a stream's as its events pass
+ * (nothing is buffered; each event is handed on as it came). One place for every operation, so an
+ * adapter never has to know about the ledger.
+ */
+export function meteredAdapter(adapter: ProviderAdapter, meter: CallMeter): ProviderAdapter {
+  const out: ProviderAdapter = {};
+  if (adapter.chat) {
+    const chat = adapter.chat;
+    out.chat = (ctx, call) =>
+      timed(meter, ctx, call, "chat", chat, (r) => {
+        if (!r.ok) return r;
+        if (r.kind === "json") {
+          if (r.completion.usage) meter.tokens(fromOpenAIUsage(r.completion.usage));
+          return r;
+        }
+        return { ...r, events: tap(meter, r.events, (e) => e.type === "usage" && meter.tokens(fromOpenAIUsage(e.usage))) };
+      });
+  }
+  if (adapter.completions) {
+    const completions = adapter.completions;
+    out.completions = (ctx, call) =>
+      timed(meter, ctx, call, "text_completion", completions, (r) => {
+        if (!r.ok) return r;
+        if (r.kind === "json") {
+          if (r.completion.usage) meter.tokens(fromOpenAIUsage(r.completion.usage));
+          return r;
+        }
+        return { ...r, events: tap(meter, r.events, (e) => e.type === "usage" && meter.tokens(fromOpenAIUsage(e.usage))) };
+      });
+  }
+  if (adapter.messages) {
+    const messages = adapter.messages;
+    out.messages = (ctx, call) =>
+      timed(meter, ctx, call, "chat", messages, (r) => {
+        if (!r.ok) return r;
+        if (r.kind === "json") {
+          meter.tokens(fromAnthropicUsage(r.message.usage));
+          return r;
+        }
+        return {
+          ...r,
+          events: tap(meter, r.events, (e) => {
+            if (e.type !== "event") return;
+            // message_start carries the input side; message_delta the running output count (and,
+            // from newer API versions, the input side again, which is the same numbers).
+            if (e.event.type === "message_start") meter.tokens(fromAnthropicUsage((e.event.message as { usage?: object }).usage ?? {}));
+            else if (e.event.type === "message_delta") meter.tokens(fromAnthropicUsage((e.event as { usage?: object }).usage ?? {}));
+          }),
+        };
+      });
+  }
+  if (adapter.embeddings) {
+    const embeddings = adapter.embeddings;
+    out.embeddings = (ctx, call) =>
+      timed(meter, ctx, call, "embeddings", embeddings, (r) => {
+        if (r.ok && r.response.usage) meter.tokens({ input_tokens: r.response.usage.prompt_tokens });
+        return r;
+      });
+  }
+  if (adapter.rerank) {
+    const rerank = adapter.rerank;
+    out.rerank = (ctx, call) =>
+      timed(meter, ctx, call, "rerank", rerank, (r) => {
+        if (!r.ok) return r;
+        const billed = r.response.meta?.billed_units;
+        if (r.response.usage) meter.tokens({ input_tokens: r.response.usage.total_tokens });
+        if (typeof billed?.search_units === "number") meter.unit("search_units", billed.search_units);
+        return r;
+      });
+  }
+  if (adapter.imageGenerations) {
+    const images = adapter.imageGenerations;
+    out.imageGenerations = (ctx, call) =>
+      timed(meter, ctx, call, "generate_content", images, (r) => {
+        if (!r.ok) return r;
+        if (r.kind === "json") {
+          if (r.response.usage) meter.tokens(fromResponsesStyleUsage(r.response.usage));
+          meter.unit("images", r.response.data?.length ?? 0);
+          return r;
+        }
+        return { ...r, events: tapRelayed(meter, r.events, "images") };
+      });
+  }
+  if (adapter.speech) {
+    const speech = adapter.speech;
+    out.speech = (ctx, call) => {
+      // Speech is billed by the characters of its input (or by tokens, which it does not report).
+      meter.unit("characters", [...call.request.input].length);
+      return timed(meter, ctx, call, "speech", speech);
+    };
+  }
+  if (adapter.transcriptions) {
+    const transcriptions = adapter.transcriptions;
+    out.transcriptions = (ctx, call) =>
+      timed(meter, ctx, call, "transcription", transcriptions, (r) => {
+        if (!r.ok) return r;
+        if (r.kind === "json") {
+          readTranscriptionUsage(meter, r.body as { usage?: unknown; duration?: unknown });
+          return r;
+        }
+        if (r.kind === "stream") return { ...r, events: tapRelayed(meter, r.events) };
+        return r;
+      });
+  }
+  if (adapter.ocr) {
+    const ocr = adapter.ocr;
+    out.ocr = (ctx, call) =>
+      timed(meter, ctx, call, "ocr", ocr, (r) => {
+        if (r.ok) meter.unit("pages", r.response.usage_info.pages_processed);
+        return r;
+      });
+  }
+  return out;
+}
+
+/**
+ * Counts the attempt and its time until the answer (or a stream's headers) is in, then lets `read`
+ * see the answer. `operation` is the attempt's `gen_ai.operation.name` (the GenAI metrics' names).
+ */
+function timed<C extends UpstreamCall<unknown>, T extends Attempted>(
+  meter: CallMeter,
+  ctx: ProviderContext,
+  call: C,
+  operation: string,
+  op: (ctx: ProviderContext, call: C) => Promise<T>,
+  read: (r: T) => T = (r) => r,
+): Promise<T> {
+  meter.attemptStart(ctx.name, call.upstreamModel);
+  if (!tracingEnabled())
+    return op(ctx, call)
+      .finally(() => meter.attemptEnd())
+      .then(read);
+  return traced(meter, ctx, call, operation, () => op(ctx, call), read);
+}
+
+type Attempted = { ok: true; events?: AsyncIterable<unknown> } | { ok: false; error: GatewayError };
+
+/**
+ * The attempt as a CLIENT span under the request's: it ends with the answer, or with the stream
+ * when there is one (only the stream's end knows the usage).
+ */
+function traced<T extends Attempted>(
+  meter: CallMeter,
+  ctx: ProviderContext,
+  call: UpstreamCall<unknown>,
+  operation: string,
+  attempt: () => Promise<T>,
+  read: (r: T) => T,
+): Promise<T> {
+  const span = startGenAiAttemptSpan({
+    operation,
+    provider: ctx.name,
+    requestModel: call.publicModel,
+    upstreamModel: call.upstreamModel,
+    baseUrl: ctx.config.base_url,
+  });
+  const usage = () => meter.outcome().usage;
+  return span
+    .run(attempt)
+    .finally(() => meter.attemptEnd())
+    .then(read)
+    .then(
+      (r) => {
+        if (!r.ok) span.end({ errorType: r.error.code, errorMessage: r.error.message });
+        else if (r.events) return { ...r, events: untilStreamEnds(r.events, (err) => span.end({ usage: usage(), ...(err ? failure(err) : {}) })) };
+        else span.end({ usage: usage() });
+        return r;
+      },
+      (err: unknown) => {
+        span.end(failure(err));
+        throw err;
+      },
+    );
+}
+
+function failure(err: unknown): { errorType: string; errorMessage?: string } {
+  if (!(err instanceof Error)) return { errorType: "Error" };
+  // undici's errors name their kind in `code` (UND_ERR_HEADERS_TIMEOUT, ECONNREFUSED, …).
+  const code = (err as { code?: unknown }).code;
+  return { errorType: typeof code === "string" ? code : err.name, errorMessage: err.message };
+}
+
+/** Hands every event on unchanged, letting `read` see it first; times the first event and the stream. */
+async function* tap<E>(meter: CallMeter, events: AsyncIterable<E>, read: (event: E) => unknown): AsyncIterable<E> {
+  const started = performance.now();
+  try {
+    for await (const event of events) {
+      meter.firstEvent();
+      read(event);
+      yield event;
+    }
+  } finally {
+    meter.streamEnd(started);
+  }
+}
+
+/**
+ * Relayed streams (images, transcriptions) carry usage inside their events' data, in the
+ * Responses style; a completed image event counts one image.
+ */
+function tapRelayed(meter: CallMeter, events: AsyncIterable<RelayedStreamEvent>, countImages?: "images"): AsyncIterable<RelayedStreamEvent> {
+  let images = 0;
+  return tap(meter, events, (e) => {
+    if (e.type !== "event" || !e.data.includes('"usage"')) return;
+    let data: { type?: unknown; usage?: unknown };
+    try {
+      data = JSON.parse(e.data) as typeof data;
+    } catch {
+      return;
+    }
+    const kind = typeof data.type === "string" ? data.type : (e.event ?? "");
+    if (countImages && kind.endsWith(".completed")) meter.unit("images", ++images);
+    if (countImages) {
+      if (isObject(data.usage)) meter.tokens(fromResponsesStyleUsage(data.usage));
+    } else {
+      readTranscriptionUsage(meter, data);
+    }
+  });
+}
+
+function readTranscriptionUsage(meter: CallMeter, body: { usage?: unknown; duration?: unknown }): void {
+  const usage = isObject(body.usage) ? body.usage : undefined;
+  if (usage?.type === "tokens") meter.tokens(fromResponsesStyleUsage(usage));
+  else if (usage?.type === "duration" && typeof usage.seconds === "number") meter.unit("audio_seconds", usage.seconds);
+  else if (typeof body.duration === "number") meter.unit("audio_seconds", body.duration);
+}
+
+/** `{input_tokens, output_tokens, input_tokens_details.cached_tokens, output_tokens_details.reasoning_tokens}`. */
+function fromResponsesStyleUsage(u: Record<string, unknown>): Parameters<CallMeter["tokens"]>[0] {
+  const inDetails = isObject(u.input_tokens_details) ? u.input_tokens_details : {};
+  const outDetails = isObject(u.output_tokens_details) ? u.output_tokens_details : {};
+  return {
+    input_tokens: intOf(u.input_tokens),
+    output_tokens: intOf(u.output_tokens),
+    cached_input_tokens: intOf(inDetails.cached_tokens),
+    reasoning_tokens: intOf(outDetails.reasoning_tokens),
+  };
+}
+
+function intOf(v: unknown): number | undefined {
+  return typeof v === "number" && Number.isInteger(v) && v >= 0 ? v : undefined;
+}
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === "object" && v !== null && !Array.isArray(v);
+}

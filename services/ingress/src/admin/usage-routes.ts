@@ -1,0 +1,59 @@
+import type { Express, Request, Response } from "express";
+import { operatorIdentity, internalHeaders } from "@gw/contracts";
+import { GatewayError } from "@gw/errors";
+import { IdentitySigner, routeLabel } from "@gw/service-kit";
+
+export interface UsageRoutesDeps {
+  /** The usage service's base URL (USAGE_URL); unset, these routes answer 503. */
+  usageUrl: string | undefined;
+  internalSecret: string;
+  /** How long a query may take before the admin call fails. */
+  timeoutMs?: number;
+}
+
+/** Admin path → the usage service's path, for the ledger's reads. */
+const routes: { admin: string; label: string; target: (req: Request) => string }[] = [
+  { admin: "/admin/usage", label: "/admin/usage", target: () => "/v1/usage" },
+  { admin: "/admin/logs", label: "/admin/logs", target: () => "/v1/logs" },
+  { admin: "/admin/logs/:requestId", label: "/admin/logs/:id", target: (req) => `/v1/logs/${encodeURIComponent(String(req.params.requestId))}` },
+  {
+    admin: "/admin/workspaces/:id/statement",
+    label: "/admin/workspaces/:id/statement",
+    target: (req) => `/v1/workspaces/${encodeURIComponent(String(req.params.id))}/statement`,
+  },
+];
+
+/**
+ * The usage ledger's reads on the admin API (docs/configuration.md): passed to the usage service,
+ * which owns the ledger, as the operator (every workspace), with the query string as given; its
+ * answer (JSON, CSV, or an error in the OpenAI envelope) comes back as it is.
+ */
+export function mountUsageRoutes(app: Express, deps: UsageRoutesDeps): void {
+  const signer = new IdentitySigner(deps.internalSecret);
+  const operator = { ...operatorIdentity };
+  for (const route of routes) {
+    app.get(route.admin, routeLabel(route.label), async (req, res) => {
+      if (!deps.usageUrl) throw new GatewayError("upstream_unavailable", "The usage service is not configured on this gateway (USAGE_URL)");
+      const query = req.originalUrl.includes("?") ? req.originalUrl.slice(req.originalUrl.indexOf("?")) : "";
+      let answer: globalThis.Response;
+      try {
+        answer = await fetch(`${deps.usageUrl}${route.target(req)}${query}`, {
+          headers: { [internalHeaders.identity]: signer.sign(operator), [internalHeaders.requestId]: res.locals.requestId },
+          signal: AbortSignal.timeout(deps.timeoutMs ?? 60_000),
+        });
+      } catch (err) {
+        throw new GatewayError("upstream_unavailable", "The usage service did not answer; try again", { cause: err });
+      }
+      relay(res, answer, await answer.arrayBuffer());
+    });
+  }
+}
+
+function relay(res: Response, answer: globalThis.Response, body: ArrayBuffer): void {
+  res.status(answer.status);
+  for (const name of ["content-type", "content-disposition", "usage-source"]) {
+    const value = answer.headers.get(name);
+    if (value) res.setHeader(name, value);
+  }
+  res.send(Buffer.from(body));
+}

@@ -1,0 +1,58 @@
+import type { CallOutcome, JobEvent, UsageRecord } from "@gw/contracts";
+import { jobStatuses } from "@gw/contracts";
+import { researchRoute } from "./async-routes";
+import type { FinishedJob } from "./job-store";
+
+/**
+ * The usage record of an async job, published by jobs once the job has finished, under the request
+ * id of the call that created it (ingress publishes none for that call: the 202 said
+ * `x-gw-record-deferred`). It runs from the job's creation to its end; its status is the run's
+ * (200, or the failed run's own status), and its usage is what the run reported.
+ */
+export function jobUsageRecord(jobId: string, job: FinishedJob, end: { status: number; errorType?: string; outcome?: CallOutcome }): UsageRecord | undefined {
+  // Jobs created before the ledger, or by a caller ingress did not name, have no request to record.
+  if (!job.request_id) return undefined;
+  const started = job.created_at.getTime();
+  const record: UsageRecord = {
+    request_id: job.request_id,
+    started_at: started,
+    duration_ms: Math.max(0, job.completed_at.getTime() - started),
+    workspace_id: job.workspace_id,
+    key_id: job.key_id,
+    route: job.route === researchRoute ? "/v1/tools/webtool/research" : `/v1/async/${job.route}`,
+    status: end.status,
+    stream: false,
+    job_id: jobId,
+  };
+  const model = modelOf(job.request) ?? end.outcome?.model;
+  if (model) record.model = model;
+  if (end.errorType) record.error_type = end.errorType;
+  if (end.outcome) record.outcome = end.outcome;
+  return record;
+}
+
+/** How a finishing event ends the record: the run's status, and the error envelope's type on a failure. */
+export function endOf(event: JobEvent): { status: number; errorType?: string; outcome?: CallOutcome } {
+  const failed = event.status === jobStatuses.failed;
+  const status = event.status_code ?? (failed ? 502 : 200);
+  const errorType = failed ? errorTypeOf(event.error) : undefined;
+  return { status, ...(errorType ? { errorType } : {}), ...(event.outcome ? { outcome: event.outcome } : {}) };
+}
+
+/** OpenAI's `{error: {type}}` or Anthropic's `{type: "error", error: {type}}`: both keep it in `error.type`. */
+export function errorTypeOf(envelope: unknown): string | undefined {
+  const type = (envelope as { error?: { type?: unknown } } | undefined)?.error?.type;
+  return typeof type === "string" && type.length > 0 && type.length <= 100 ? type : undefined;
+}
+
+/** The public model of a stored JSON request; a form (transcriptions) or an unreadable one has none here. */
+function modelOf(request: string | null): string | undefined {
+  if (!request) return undefined;
+  try {
+    const parsed = JSON.parse(request) as { format?: string; body?: { model?: unknown } };
+    const model = parsed.format === "json" ? parsed.body?.model : undefined;
+    return typeof model === "string" && model.length > 0 && model.length <= 256 ? model : undefined;
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,223 @@
+/**
+ * Ingest rate of the usage service: how fast it drains a backlog of usage records into Postgres.
+ *
+ *   pnpm tsx services/usage/bench/ingest.ts [--records 200000] [--source nats|direct|memory] [--batch 500]
+ *                                          [--writers 2] [--in-flight 2000] [--max-ack-pending N]
+ *                                          [--database postgres://root@127.0.0.1:5432/postgres] [--nats nats://127.0.0.1:4222]
+ *
+ * `--source nats` (the default): the records are first published on a fresh namespace's usage
+ * stream (by a child process) with the service down, as after an outage; then the service starts
+ * and the clock runs until the last record is committed: the catch-up rate, end to end.
+ * `--source direct`: the records are handed to the service's ingest as the bus handler hands them
+ * (2,000 in flight), without a bus: pricing, batching and the transactions alone.
+ * `--source memory`: through the in-process bus of the embedded default.
+ * A fresh database is created for the run and dropped after it.
+ */
+import { spawnSync } from "node:child_process";
+import { fileURLToPath } from "node:url";
+import { parseArgs } from "node:util";
+import { type Bus, createInProcessBus, createNatsBus } from "@gw/bus";
+import { GatewayConfig } from "@gw/config";
+import type { UsageRecord } from "@gw/contracts";
+import { createPgDb, type Db, runMigrations } from "@gw/db";
+import { createLogger } from "@gw/logger";
+import { createPricer } from "@gw/pricing";
+import { connect } from "nats";
+import { Ingest } from "../src/ingest/ingest";
+import { LedgerWriter } from "../src/ingest/ledger-writer";
+import { RecordPartitions } from "../src/partitions";
+import { createUsageService, usageMigrations } from "../src/service";
+
+const { values: args } = parseArgs({
+  options: {
+    records: { type: "string", default: "200000" },
+    source: { type: "string", default: "nats" },
+    batch: { type: "string", default: "500" },
+    writers: { type: "string", default: "2" },
+    "in-flight": { type: "string", default: "2000" },
+    database: { type: "string", default: process.env.DATABASE_URL ?? "postgres://root@127.0.0.1:5432/postgres" },
+    nats: { type: "string", default: process.env.NATS_URL ?? "nats://127.0.0.1:4222" },
+    // What-if: raise the consumer's max_ack_pending (the bus leaves NATS's default, 1,000) once it exists.
+    "max-ack-pending": { type: "string" },
+    // Internal: the child process that fills the stream, so the measured process only consumes.
+    "publish-to": { type: "string" },
+    now: { type: "string" },
+  },
+});
+const total = Number(args.records);
+const batch = { maxItems: Number(args.batch), maxConcurrentWrites: Number(args.writers), inFlight: Number(args["in-flight"]) };
+const secret = "usage-bench-internal-secret-0123456789";
+const logger = createLogger({ service: "usage-bench", level: "warn" });
+const now = Number(args.now ?? Date.now());
+const limits = { requests_per_minute: 1, tokens_per_minute: 1 };
+
+// A multi-tenant spread: 200 workspaces, 5 keys each, five priced models, statuses mostly 200, so a
+// batch of 1,000 touches a few hundred roll-up rows (the costly case for the upserts).
+const models = ["gpt-4o", "gpt-4o-mini", "claude-sonnet", "claude-haiku", "text-embedding-3-small"];
+const gateway = GatewayConfig.parse({
+  providers: {
+    openai: { kind: "openai", base_url: "https://api.openai.com/v1" },
+    anthropic: { kind: "anthropic", base_url: "https://api.anthropic.com" },
+  },
+  models: Object.fromEntries(
+    models.map((m) => [
+      m,
+      {
+        type: m.startsWith("text-") ? "embedding" : "chat",
+        routes: [{ provider: m.startsWith("claude") ? "anthropic" : "openai", model: m }],
+        price: { input_per_mtok: 2.5, output_per_mtok: 10 },
+      },
+    ]),
+  ),
+  plans: { plus: limits, pro: limits, enterprise: limits },
+});
+const statuses = [...new Array<number>(17).fill(200), 429, 500, 400];
+
+function recordAt(i: number): UsageRecord {
+  const model = models[i % models.length]!;
+  return {
+    request_id: `req_bench_${i.toString(36).padStart(10, "0")}`,
+    started_at: now - 2 * 86_400_000 + Math.floor((i / total) * 2 * 86_400_000),
+    duration_ms: 50 + (i % 997),
+    workspace_id: `ws_${i % 200}`,
+    key_id: `key_${i % 200}_${i % 5}`,
+    route: model.startsWith("text-") ? "/v1/embeddings" : "/v1/chat/completions",
+    model,
+    status: statuses[i % statuses.length]!,
+    stream: i % 3 === 0,
+    outcome: {
+      provider: model.startsWith("claude") ? "anthropic" : "openai",
+      upstream_model: model,
+      attempts: 1,
+      upstream_ms: 40 + (i % 900),
+      usage: { input_tokens: 200 + (i % 3000), output_tokens: i % 800, cached_input_tokens: i % 4 === 0 ? 128 : undefined },
+    },
+  };
+}
+
+/** Fills a namespace's usage stream with the run's records (in a child process). */
+async function publish(namespace: string): Promise<void> {
+  const publisher = await createNatsBus({ url: args.nats, secret, namespace, logger, name: "usage-bench-publisher" });
+  for (let i = 0; i < total; i += 2_000) {
+    const chunk = Array.from({ length: Math.min(2_000, total - i) }, (_, j) => recordAt(i + j));
+    await Promise.all(chunk.map((r) => publisher.enqueue("usage.records", r, { msgId: r.request_id })));
+  }
+  await publisher.close();
+}
+
+/** Runs the service on a bus until `total` records are in; returns the seconds it took. */
+async function throughService(db: Db, bus: Bus, namespace: string, feed: () => Promise<void>): Promise<number> {
+  const service = createUsageService({
+    settings: { host: "127.0.0.1", port: 0, internalSecret: secret, retentionDays: 400 },
+    gateway,
+    bus,
+    db,
+    logger,
+    batch,
+  });
+  const { url } = await service.start();
+  if (args["max-ack-pending"] && args.source === "nats") {
+    const nc = await connect({ servers: args.nats });
+    const jsm = await nc.jetstreamManager();
+    await jsm.consumers.update(`${namespace.toUpperCase()}_USAGE`, "usage_usage_records", { max_ack_pending: Number(args["max-ack-pending"]) });
+    await nc.close();
+  }
+  const started = performance.now();
+  await feed();
+  const ingested = async () => {
+    const text = await (await fetch(`${url}/metrics`)).text();
+    const line = text.split("\n").find((l) => l.startsWith("gw_usage_records_ingested_total"));
+    return line ? Number(line.split(" ").pop()) : 0;
+  };
+  while ((await ingested()) < total) await new Promise((r) => setTimeout(r, 100));
+  const seconds = (performance.now() - started) / 1000;
+  await service.stop();
+  return seconds;
+}
+
+/** Hands records to ingest as the bus handler would, 2,000 in flight, with no bus at all. */
+async function direct(db: Db): Promise<number> {
+  await runMigrations(db, { schema: "usage", dir: usageMigrations, logger });
+  const partitions = new RecordPartitions(db);
+  await partitions.maintain(now, 400);
+  const counter = { inc() {} };
+  const ingest = new Ingest({
+    writer: new LedgerWriter(db, partitions),
+    pricer: createPricer(gateway),
+    logger,
+    clock: () => now,
+    retentionDays: 400,
+    models: new Set(models),
+    batch,
+    metrics: { ingested: counter, duplicates: counter, expired: counter, unpriced: counter, failedBatches: counter },
+  });
+  const started = performance.now();
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: batch.inFlight }, async () => {
+      while (next < total) await ingest.handle(recordAt(next++));
+    }),
+  );
+  return (performance.now() - started) / 1000;
+}
+
+async function main(): Promise<void> {
+  const name = `gw_usage_bench_${Date.now().toString(36)}`;
+  const admin = createPgDb({ url: args.database, max: 1, applicationName: "gw-usage-bench-admin" });
+  await admin.exec(`CREATE DATABASE "${name}"`);
+  const url = new URL(args.database);
+  url.pathname = `/${name}`;
+  const db = createPgDb({ url: url.toString(), applicationName: "gw-usage-bench" });
+  const namespace = `bench${Date.now().toString(36)}`;
+  let bus: Bus | undefined;
+  try {
+    let seconds: number;
+    if (args.source === "direct") {
+      seconds = await direct(db);
+    } else if (args.source === "memory") {
+      bus = createInProcessBus({ logger });
+      const memory = bus;
+      seconds = await throughService(db, memory, namespace, async () => {
+        for (let i = 0; i < total; i++) await memory.enqueue("usage.records", recordAt(i), { msgId: `m${i}` });
+      });
+    } else {
+      const started = performance.now();
+      const self = fileURLToPath(import.meta.url);
+      const execArgv = process.execArgv.filter((a) => !a.startsWith("--cpu-prof"));
+      const child = spawnSync(
+        process.execPath,
+        [...execArgv, self, "--publish-to", namespace, "--records", String(total), "--now", String(now), "--nats", args.nats],
+        {
+          stdio: "inherit",
+        },
+      );
+      if (child.status !== 0) throw new Error("publishing the records failed");
+      console.log(`published ${total} records on the stream in ${((performance.now() - started) / 1000).toFixed(1)} s (service down)`);
+      bus = await createNatsBus({ url: args.nats, secret, namespace, logger, name: "usage-bench" });
+      seconds = await throughService(db, bus, namespace, async () => {});
+    }
+    const ackPending = args["max-ack-pending"] ? `, max_ack_pending ${args["max-ack-pending"]}` : "";
+    console.log(
+      `ingested ${total} records in ${seconds.toFixed(2)} s: ${Math.round(total / seconds)} records/s ` +
+        `(source ${args.source}, batch ${batch.maxItems}, writers ${batch.maxConcurrentWrites}, in flight ${batch.inFlight}${ackPending})`,
+    );
+    const { rows } = await db.query<{ records: string; hourly: string; requests: string }>(
+      "SELECT (SELECT count(*) FROM usage.records) AS records, (SELECT count(*) FROM usage.hourly) AS hourly, (SELECT sum(requests) FROM usage.hourly) AS requests",
+    );
+    console.log(`check: ${rows[0]?.records} records, ${rows[0]?.hourly} roll-up rows counting ${rows[0]?.requests} requests`);
+  } finally {
+    await bus?.close();
+    await db.close();
+    await admin.exec(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+    await admin.close();
+    if (args.source === "nats") {
+      const nc = await connect({ servers: args.nats });
+      const jsm = await nc.jetstreamManager();
+      for (const kind of ["WORK", "USAGE"]) await jsm.streams.delete(`${namespace.toUpperCase()}_${kind}`).catch(() => false);
+      await nc.close();
+    }
+  }
+}
+
+if (args["publish-to"]) await publish(args["publish-to"]);
+else await main();

@@ -1,0 +1,130 @@
+import { fileURLToPath } from "node:url";
+import type { Bus, Consumer } from "@gw/bus";
+import type { GatewayConfig } from "@gw/config";
+import { runMigrations, type Db } from "@gw/db";
+import type { Logger } from "@gw/logger";
+import { addCounter, createInternalHttp } from "@gw/service-kit";
+import { Ingest } from "./ingest/ingest";
+import { LedgerWriter } from "./ingest/ledger-writer";
+import { RecordPartitions } from "./partitions";
+import { defaultPricer } from "./default-pricer";
+import type { Pricer } from "./pricing";
+import { mountUsageRoutes } from "./routes";
+import { HOUR_MS } from "./time";
+
+export interface UsageSettings {
+  host: string;
+  port: number;
+  internalSecret: string;
+  /** GATEWAY_USAGE_RETENTION_DAYS: records and roll-ups older than this are dropped. */
+  retentionDays: number;
+}
+
+export interface UsageDeps {
+  settings: UsageSettings;
+  /** The configuration the pricer reads prices from, and whose model names label the metrics. */
+  gateway: GatewayConfig;
+  db: Db;
+  bus: Bus;
+  logger: Logger;
+  /** Milliseconds since the epoch; tests move it to close a month or age a partition. */
+  clock?: () => number;
+  /** Prices records; default `@gw/pricing` over `gateway`. */
+  pricer?: Pricer;
+  /**
+   * Batching of ingest (defaults: 500 records or 50 ms, two batches written at once, 2,000 records
+   * in flight from the bus; see Ingest for why 500).
+   */
+  batch?: { maxItems?: number; maxWaitMs?: number; maxConcurrentWrites?: number; inFlight?: number };
+}
+
+export interface UsageService {
+  start(): Promise<{ url: string }>;
+  stop(): Promise<void>;
+}
+
+// Two levels up is services/ both from src/ and from any service's dist/ (embedded's bundle holds
+// this module too), so the sources and every bundle find the same folder (see scripts/build.ts).
+export const usageMigrations = fileURLToPath(new URL("../../usage/migrations", import.meta.url));
+
+/**
+ * Handlers running at once: each holds one record until its batch commits, so this is what lets a
+ * batch fill while the one before it is being written. (On NATS the consumer's max_ack_pending,
+ * 1,000 by default, caps it lower.)
+ */
+const CONSUME_CONCURRENCY = 2_000;
+
+/**
+ * The usage service: consumes `usage.records` into the `usage` schema (day-partitioned records,
+ * hourly roll-ups, statement lines) and answers usage, logs and statements. While it is down,
+ * records wait in the stream; nothing on the request path depends on it.
+ */
+export function createUsageService(deps: UsageDeps): UsageService {
+  const { settings, logger } = deps;
+  const clock = deps.clock ?? Date.now;
+  const partitions = new RecordPartitions(deps.db);
+  let consumer: Consumer | undefined;
+  let maintenance: NodeJS.Timeout | undefined;
+  let maintaining: Promise<void> = Promise.resolve();
+  const http = createInternalHttp({
+    name: "usage",
+    logger,
+    host: settings.host,
+    port: settings.port,
+    internalSecret: settings.internalSecret,
+    checks: { postgres: () => deps.db.ping(), nats: () => deps.bus.ping() },
+    mount(app) {
+      mountUsageRoutes(app, { db: deps.db, clock });
+    },
+  });
+  const m = http.metrics;
+  const ingest = new Ingest({
+    writer: new LedgerWriter(deps.db, partitions),
+    pricer: deps.pricer ?? defaultPricer(deps.gateway),
+    logger,
+    clock,
+    retentionDays: settings.retentionDays,
+    models: new Set(Object.keys(deps.gateway.models)),
+    batch: deps.batch,
+    metrics: {
+      ingested: addCounter(m, "gw_usage_records_ingested_total", "Usage records written to the ledger", []),
+      duplicates: addCounter(m, "gw_usage_duplicate_records_total", "Usage records delivered again and skipped (already in the ledger)", []),
+      expired: addCounter(m, "gw_usage_expired_records_total", "Usage records older than retention, acknowledged unwritten", []),
+      unpriced: addCounter(m, "gw_usage_unpriced_records_total", "Usage records written without a price, by configured model", ["model"]),
+      failedBatches: addCounter(m, "gw_usage_failed_batches_total", "Ingest transactions that failed (their records are delivered again)", []),
+    },
+  });
+
+  const maintain = async (): Promise<void> => {
+    const result = await partitions.maintain(clock(), settings.retentionDays);
+    if (result.created.length > 0 || result.dropped.length > 0 || result.rollupRowsDeleted > 0) logger.info(result, "usage: partitions maintained");
+  };
+
+  return {
+    async start() {
+      await runMigrations(deps.db, { schema: "usage", dir: usageMigrations, logger });
+      await partitions.list();
+      await maintain();
+      maintenance = setInterval(() => {
+        maintaining = maintain().catch((err: unknown) => logger.error({ err }, "usage: partition maintenance failed; next try in an hour"));
+      }, HOUR_MS);
+      maintenance.unref();
+      consumer = await deps.bus.consume(
+        "usage.records",
+        // A failed batch is retried a few seconds later, for hours: a database outage delays the
+        // ledger and loses nothing while the stream keeps the records.
+        { durable: "usage", concurrency: deps.batch?.inFlight ?? CONSUME_CONCURRENCY, maxDeliver: 10_000, retryDelayMs: 5_000 },
+        (record) => ingest.handle(record),
+      );
+      return { url: (await http.start()).url };
+    },
+    async stop() {
+      await http.stop();
+      clearInterval(maintenance);
+      // Stopping the consumer waits for its handlers, which wait for their batches to commit.
+      await consumer?.stop();
+      await ingest.drain();
+      await maintaining;
+    },
+  };
+}
