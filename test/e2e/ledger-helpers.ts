@@ -1,33 +1,8 @@
+import type { LedgerRecord } from "@gw/contracts";
 import { eventually } from "./harness";
 import type { GatewayTarget } from "./targets";
 
-/** A usage record as `GET /admin/logs/{request_id}` answers it. */
-export interface LedgerRecord {
-  request_id: string;
-  started_at: string;
-  workspace_id: string;
-  key_id: string;
-  route: string;
-  model: string | null;
-  provider: string | null;
-  upstream_model: string | null;
-  attempts: number | null;
-  status: number;
-  error_type: string | null;
-  stream: boolean;
-  job_id: string | null;
-  duration_ms: number;
-  ttft_ms: number | null;
-  upstream_ms: number | null;
-  input_tokens: number | null;
-  output_tokens: number | null;
-  cached_input_tokens: number | null;
-  cache_write_tokens: number | null;
-  reasoning_tokens: number | null;
-  units: Record<string, number>;
-  cost_usd: string | null;
-  price_version: string | null;
-}
+export type { LedgerRecord };
 
 /** Calls the admin API and returns status and JSON (or text). */
 export async function adminGet(gw: Pick<GatewayTarget, "adminURL" | "adminToken">, path: string): Promise<{ status: number; body: unknown; text: string }> {

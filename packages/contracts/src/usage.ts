@@ -88,3 +88,36 @@ export const CLIENT_CLOSED_STATUS = 499;
  * may read every workspace (no workspace id is `*`). Any other identity reads its own workspace only.
  */
 export const operatorIdentity: Readonly<Identity> = Object.freeze({ workspace_id: "*", key_id: "admin", plan: "enterprise", models: [["*"]], tools: [] });
+
+/**
+ * One request as the ledger answers it (`GET /admin/logs`, `/admin/logs/{request_id}`): the record
+ * as published, flattened, with its cost. Nulls where the provider reported nothing; `cost_usd` is an
+ * exact decimal string, null when no price was known.
+ */
+export const LedgerRecord = z.object({
+  request_id: z.string(),
+  started_at: z.string(),
+  workspace_id: z.string(),
+  key_id: z.string(),
+  route: z.string(),
+  model: z.string().nullable(),
+  provider: z.string().nullable(),
+  upstream_model: z.string().nullable(),
+  attempts: z.number().int().nullable(),
+  status: z.number().int(),
+  error_type: z.string().nullable(),
+  stream: z.boolean(),
+  job_id: z.string().nullable(),
+  duration_ms: z.number(),
+  ttft_ms: z.number().nullable(),
+  upstream_ms: z.number().nullable(),
+  input_tokens: z.number().int().nullable(),
+  output_tokens: z.number().int().nullable(),
+  cached_input_tokens: z.number().int().nullable(),
+  cache_write_tokens: z.number().int().nullable(),
+  reasoning_tokens: z.number().int().nullable(),
+  units: z.record(z.string(), z.number()),
+  cost_usd: z.string().nullable(),
+  price_version: z.string().nullable(),
+});
+export type LedgerRecord = z.infer<typeof LedgerRecord>;

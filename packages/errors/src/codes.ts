@@ -11,6 +11,8 @@ export const errorCodes = {
   subscription_inactive: { status: 403, openai: "permission_error", anthropic: "permission_error" },
   model_not_allowed: { status: 403, openai: "permission_error", anthropic: "permission_error" },
   tool_not_allowed: { status: 403, openai: "permission_error", anthropic: "permission_error" },
+  /** The caller is known but may not act on this resource (another workspace's usage, say). */
+  forbidden: { status: 403, openai: "permission_error", anthropic: "permission_error" },
   not_found: { status: 404, openai: "invalid_request_error", anthropic: "not_found_error" },
   model_not_found: { status: 404, openai: "invalid_request_error", anthropic: "not_found_error" },
   method_not_allowed: { status: 405, openai: "invalid_request_error", anthropic: "invalid_request_error" },

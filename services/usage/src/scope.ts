@@ -25,10 +25,5 @@ export function workspaceScope(identity: Identity, requested: string | undefined
 }
 
 export function forbiddenWorkspace(requested: string): GatewayError {
-  // The error table has no general 403 code yet; the status and type say what it is.
-  return new GatewayError("invalid_request", `This key may not read the usage of workspace ${requested}`, {
-    status: 403,
-    type: "permission_error",
-    param: "workspace_id",
-  });
+  return new GatewayError("forbidden", `This key may not read the usage of workspace ${requested}`, { param: "workspace_id" });
 }

@@ -4,7 +4,6 @@ import { readCallOutcome, type UsagePublisher } from "@gw/service-kit";
 import { ledgerRouteOf } from "../routes";
 
 declare global {
-  // biome-ignore lint/suspicious/noRedeclare: declaration merging is how Express lets its Locals be typed.
   namespace Express {
     interface Locals {
       /** When the request arrived: wall clock for the record, monotonic for its duration. */

@@ -1,35 +1,10 @@
+import type { LedgerRecord } from "@gw/contracts";
 import type { Db } from "@gw/db";
 import { decimalOf } from "../decimal";
 import { encodeCursor, type LogsParams } from "./params";
 
-/** One request as /logs answers it: the record as published, flattened, with its cost. */
-export interface LogRecord {
-  request_id: string;
-  started_at: string;
-  workspace_id: string;
-  key_id: string;
-  route: string;
-  model: string | null;
-  provider: string | null;
-  upstream_model: string | null;
-  attempts: number | null;
-  status: number;
-  error_type: string | null;
-  stream: boolean;
-  job_id: string | null;
-  duration_ms: number;
-  ttft_ms: number | null;
-  upstream_ms: number | null;
-  input_tokens: number | null;
-  output_tokens: number | null;
-  cached_input_tokens: number | null;
-  cache_write_tokens: number | null;
-  reasoning_tokens: number | null;
-  units: Record<string, number>;
-  /** Exact decimal; null when the record was not priced. */
-  cost_usd: string | null;
-  price_version: string | null;
-}
+/** One request as /logs answers it (the shape is the contracts' LedgerRecord). */
+export type LogRecord = LedgerRecord;
 
 interface RecordRow
   extends Omit<LogRecord, "started_at" | "units" | "input_tokens" | "output_tokens" | "cached_input_tokens" | "cache_write_tokens" | "reasoning_tokens"> {
