@@ -84,11 +84,11 @@ describe.skipIf(!natsServerAvailable())("the shipped NATS permissions on a real 
   it("when ingress and jobs publish usage records, then the usage service's durable receives both, with no permission violation", async () => {
     const received: string[] = [];
     const consumer = await buses.usage.consume("usage.records", { durable: "usage" }, async (m) => {
-      received.push(m.request_id);
+      received.push(...m.records.map((r) => r.request_id));
     });
     try {
-      await buses.ingress.enqueue("usage.records", record("req_from_ingress"), { msgId: "req_from_ingress" });
-      await buses.jobs.enqueue("usage.records", record("req_from_jobs"), { msgId: "req_from_jobs" });
+      await buses.ingress.enqueue("usage.records", { records: [record("req_from_ingress")] }, { msgId: "req_from_ingress" });
+      await buses.jobs.enqueue("usage.records", { records: [record("req_from_jobs")] }, { msgId: "req_from_jobs" });
       expect(await eventually(() => received.length >= 2), `received ${JSON.stringify(received)}`).toBe(true);
       expect(received.sort()).toEqual(["req_from_ingress", "req_from_jobs"]);
     } finally {

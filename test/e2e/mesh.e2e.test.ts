@@ -282,6 +282,42 @@ describe("when an operator scrapes the services", () => {
   });
 });
 
+describe("when an operator scrapes inference after model calls", () => {
+  it("then it exports the GenAI metrics in the conventions' names, labelled from the config only, and the retries", async () => {
+    upstream.reset();
+    const completion = await client(key).chat.completions.create({ model: "chat-e2e", messages: [{ role: "user", content: "metrics" }] });
+    // One failure, then success: one retry on the same deployment.
+    upstream.script({ status: 502 });
+    await client(key).chat.completions.create({ model: "chat-retry", messages: [{ role: "user", content: "retry once" }] });
+    const scrape = async () => (await fetch(`http://127.0.0.1:${gw.ports.inference}/metrics`)).text();
+    const call = { gen_ai_operation_name: "chat", gen_ai_provider_name: "primary", gen_ai_request_model: "chat-e2e" };
+    // Calls are observed a batch at a time, a moment after they end.
+    await eventually(async () => !Number.isNaN(sample(await scrape(), "gen_ai_client_token_usage_sum", { ...call, gen_ai_token_type: "input" })), 10_000);
+    const text = await scrape();
+    // The sums include this call's counts as the upstream reported them (earlier calls of this model add to them).
+    expect(sample(text, "gen_ai_client_token_usage_sum", { ...call, gen_ai_token_type: "input" })).toBeGreaterThanOrEqual(completion.usage!.prompt_tokens);
+    expect(sample(text, "gen_ai_client_token_usage_sum", { ...call, gen_ai_token_type: "output" })).toBeGreaterThanOrEqual(completion.usage!.completion_tokens);
+    expect(sample(text, "gen_ai_client_token_usage_count", { ...call, gen_ai_token_type: "output" })).toBeGreaterThanOrEqual(1);
+    expect(sample(text, "gen_ai_server_request_duration_seconds_count", call)).toBeGreaterThanOrEqual(1);
+    expect(sample(text, "gw_upstream_retries_total", { deployment: "retrying/gpt-4o-mini" })).toBeGreaterThanOrEqual(1);
+    // No workspace, key or request id is ever a label value.
+    const series = text.split("\n").filter((line) => !line.startsWith("#"));
+    expect(series.filter((line) => /ws_|key_|req_/.test(line))).toEqual([]);
+  });
+});
+
+/** The value of the series `name` whose labels include `labels` (in any order), NaN when there is none. */
+function sample(text: string, name: string, labels: Record<string, string>): number {
+  const wanted = Object.entries(labels).map(([label, value]) => `${label}="${value}"`);
+  for (const line of text.split("\n")) {
+    const match = /^([a-z_:]+)\{([^}]*)\} (\S+)$/.exec(line);
+    if (!match || match[1] !== name) continue;
+    const own = match[2]!.split(",");
+    if (wanted.every((pair) => own.includes(pair)) && own.length === wanted.length + 1) return Number(match[3]);
+  }
+  return Number.NaN;
+}
+
 /** Starts a slowly paced stream, reads its first chunk, then aborts. */
 async function startSlowStream(controller: AbortController): Promise<boolean> {
   upstream.script({ status: 200, chunkDelayMs: 300 });

@@ -96,8 +96,8 @@ describe("nats bus", { timeout: 90_000 }, () => {
       status: 200,
       stream: false,
     };
-    await bus.enqueue("usage.records", record, { msgId: record.request_id });
-    await bus.enqueue("usage.records", record, { msgId: record.request_id });
+    await bus.enqueue("usage.records", { records: [record] }, { msgId: record.request_id });
+    await bus.enqueue("usage.records", { records: [record] }, { msgId: record.request_id });
     const jsm = await admin.jetstreamManager();
     const usage = await jsm.streams.info(streamNameOf(namespace, "usage"));
     expect(usage.config.subjects).toEqual([natsSubjectOf(namespace, "usage.records")]);
@@ -113,7 +113,7 @@ describe("nats bus", { timeout: 90_000 }, () => {
     const seen: unknown[] = [];
     await bus.consume("usage.records", { durable: "usage" }, async (m) => void seen.push(m));
     await waitFor(() => seen.length === 1, "the record");
-    expect(seen).toEqual([record]);
+    expect(seen).toEqual([{ records: [record] }]);
   });
 
   it("when a consumer restarts with new ackWaitMs and maxDeliver, then the durable is updated in place", async () => {

@@ -66,7 +66,7 @@ const genuine: { [S in WorkSubject]: (id: string) => unknown } = {
 };
 
 function usageRecord(id: string) {
-  return {
+  const record = {
     request_id: `req_${id}`,
     started_at: 1,
     duration_ms: 1,
@@ -76,6 +76,7 @@ function usageRecord(id: string) {
     status: 200,
     stream: false,
   };
+  return { records: [record] };
 }
 
 /** The ways to get a message past a check that is not there: each must be refused. */

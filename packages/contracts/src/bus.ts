@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { Identity } from "./identity";
-import { CallOutcome, UsageRecord } from "./usage";
+import { CallOutcome, UsageRecords } from "./usage";
 
 /**
  * Every NATS message the mesh sends, by subject. Broadcast subjects go over core NATS (every
@@ -123,7 +123,7 @@ export const workSubjects = {
   "jobs.events": JobEvent,
   "limits.settle": TokenSettlement,
   "credentials.changed": CredentialChanged,
-  "usage.records": UsageRecord,
+  "usage.records": UsageRecords,
 } as const;
 
 export type BroadcastSubject = keyof typeof broadcastSubjects;

@@ -3,7 +3,7 @@ import type { Identity } from "./identity";
 
 /**
  * The usage ledger's wire shapes: what a model or tool call used, as the service that made it
- * reports it, and the usage record of one request, as published on `usage.records`.
+ * reports it, and the usage record of one request, as published (in batches) on `usage.records`.
  *
  * Tokens follow one convention whatever the provider (OpenTelemetry's GenAI one): `input_tokens`
  * counts every input token, cached reads and cache writes included; `output_tokens` every output
@@ -56,8 +56,8 @@ export type CallOutcome = z.infer<typeof CallOutcome>;
 /**
  * One request that reached a workspace, published once its answer is complete by the service that
  * saw the whole exchange: ingress for live calls and refusals, jobs for an async job (under the
- * request id of the call that created it). `request_id` is the `x-request-id` the caller saw and the
- * message id, so a second publish is dropped by the stream and the ledger keeps the first.
+ * request id of the call that created it). `request_id` is the `x-request-id` the caller saw; the
+ * ledger keeps the first record of a request id and drops any later one.
  */
 export const UsageRecord = z.object({
   request_id: z.string().min(1).max(128),
@@ -79,6 +79,23 @@ export const UsageRecord = z.object({
   outcome: CallOutcome.optional(),
 });
 export type UsageRecord = z.infer<typeof UsageRecord>;
+
+/** Most records one `usage.records` message carries: 64 of the largest possible still fit NATS's 1 MB. */
+export const MAX_USAGE_BATCH = 64;
+
+/**
+ * What `usage.records` carries: records batched by their publisher, because a JetStream publish costs
+ * the request path far more than a record's bytes (bench/README.md). The ledger deduplicates each
+ * record by its request id, so a batch sent twice, or split and sent again, is still counted once.
+ */
+export const UsageRecords = z.object({ records: z.array(UsageRecord).min(1).max(MAX_USAGE_BATCH) });
+export type UsageRecords = z.infer<typeof UsageRecords>;
+
+/** The message id of a batch: the same batch sent again gets the same id, so the stream drops it. */
+export function usageBatchId(records: readonly UsageRecord[]): string {
+  const first = records[0]?.request_id ?? "";
+  return records.length === 1 ? first : `${first}+${records.length}`;
+}
 
 /** Status recorded for a request whose caller went away before the answer was complete (nginx's). */
 export const CLIENT_CLOSED_STATUS = 499;

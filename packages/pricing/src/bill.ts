@@ -68,9 +68,10 @@ export function bill(rates: Rates, usage: TokenUsage, units: UsageUnits): { cost
   let cost = 0n;
   for (const item of pricedItems) {
     const quantity = quantities[item];
+    const price = quantity === 0 ? undefined : rateFor(rates, item);
+    if (price === undefined) continue;
     const exact = parseDecimal(quantity);
-    const price = rateFor(rates, item);
-    if (exact.digits === 0n || price === undefined) continue;
+    if (exact.digits === 0n) continue;
     const { unit, per } = unitOf[item];
     const amount = divRoundHalfUp(exact.digits * price, per * 10n ** BigInt(exact.scale));
     cost += amount;

@@ -94,6 +94,8 @@ const CACHE_LIMIT = 1000;
 /** Prices from genai-prices' bundled data; it never fetches anything (we never call its updatePrices). */
 export function createLibraryPrices() {
   const cache = new Map<string, PriceCalculation | null>();
+  // A price without tiers gives the same table for every request: made once per price.
+  const flatRates = new WeakMap<LibraryPrice, Rates | undefined>();
 
   function resolve(providerId: string, model: string, at: Date): PriceCalculation | null {
     const key = `${providerId}\u0000${model}`;
@@ -119,7 +121,13 @@ export function createLibraryPrices() {
     lookup(providerId: string, model: string, at: Date, inputTokens: number): PriceSheet | undefined {
       const result = resolve(providerId, model, at);
       if (!result) return undefined;
-      const rates = libraryRates(result.model_price, inputTokens);
+      const price = result.model_price;
+      let rates: Rates | undefined;
+      if (flatRates.has(price)) rates = flatRates.get(price);
+      else {
+        rates = libraryRates(price, inputTokens);
+        if (Object.values(price).every((value) => typeof value !== "object")) flatRates.set(price, rates);
+      }
       if (!rates) return undefined;
       const dataVersion = result.auto_update_timestamp ? `+data.${result.auto_update_timestamp}` : "";
       return { rates, version: `genai-prices@${GENAI_PRICES_VERSION}${dataVersion}` };

@@ -31,6 +31,13 @@ export function createPricer(config: GatewayConfig): Pricer {
   const toolSheets = new Map<string, PriceSheet>();
   for (const [name, provider] of Object.entries(config.providers)) if (provider.price) toolSheets.set(name, toolPriceSheet(provider.price));
   const library = createLibraryPrices();
+  // Which genai-prices provider a configured one is: fixed by the config, and costly to find (the
+  // library matches the address against every provider's pattern), so found once per provider.
+  const libraryIds = new Map<string, string | undefined>();
+  const libraryIdOf = (name: string, provider: ProviderConfig): string | undefined => {
+    if (!libraryIds.has(name)) libraryIds.set(name, libraryProviderId(provider));
+    return libraryIds.get(name);
+  };
 
   /**
    * The provider that answered: the one reported, else the model's only route; for a request that
@@ -45,9 +52,9 @@ export function createPricer(config: GatewayConfig): Pricer {
   function librarySheet(input: PriceInput, model: ModelConfig | undefined, usage: TokenUsage, empty: boolean): PriceSheet | undefined {
     const providerName = answeringProvider(input, model, empty);
     const provider: ProviderConfig | undefined = own(config.providers, providerName);
-    if (!provider) return undefined;
+    if (!provider || providerName === undefined) return undefined;
     const upstreamModel = input.upstream_model ?? model?.routes.find((route) => route.provider === providerName)?.model;
-    const providerId = libraryProviderId(provider);
+    const providerId = libraryIdOf(providerName, provider);
     if (upstreamModel === undefined || providerId === undefined) return undefined;
     return library.lookup(providerId, upstreamModel, new Date(input.at ?? Date.now()), usage.input_tokens ?? 0);
   }

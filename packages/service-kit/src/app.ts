@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import express, { type ErrorRequestHandler, type Express, type RequestHandler } from "express";
+import express, { type ErrorRequestHandler, type Express, type Request, type RequestHandler, type Response } from "express";
 import { internalHeaders, type ErrorFormat, type Identity } from "@gw/contracts";
 import { GatewayError, fromZodError } from "@gw/errors";
 import { requestLogger, type Logger } from "@gw/logger";
@@ -38,6 +38,11 @@ export interface ServiceAppOptions {
   metrics: ServiceMetrics;
   /** Accept the caller's x-request-id (internal services, behind ingress) or always mint one. */
   trustRequestId: boolean;
+  /**
+   * Called once per request when its response closes (complete or not), with how long it took, from
+   * the listener the app keeps anyway: a second "close" listener per request costs measurably.
+   */
+  onClose?: (req: Request, res: Response, durationMs: number) => void;
 }
 
 /** Express with the gateway's common edge: request id, per-request logger, metrics. */
@@ -49,7 +54,7 @@ export function createServiceApp(options: ServiceAppOptions): Express {
   return app;
 }
 
-function requestContext({ logger, metrics, trustRequestId }: ServiceAppOptions): RequestHandler {
+function requestContext({ logger, metrics, trustRequestId, onClose }: ServiceAppOptions): RequestHandler {
   return (req, res, next) => {
     const given = req.headers["x-request-id"];
     const requestId = trustRequestId && typeof given === "string" && safeRequestId.test(given) ? given : `req_${randomUUID().replaceAll("-", "")}`;
@@ -63,9 +68,11 @@ function requestContext({ logger, metrics, trustRequestId }: ServiceAppOptions):
     res.once("close", () => {
       const route = res.locals.route ?? req.route?.path;
       const labels = { route: String(route ?? "unmatched"), method: req.method, status: String(res.statusCode) };
+      const durationMs = Number(process.hrtime.bigint() - started) / 1e6;
       metrics.requests.inc(labels);
-      metrics.latency.observe(labels, Number(process.hrtime.bigint() - started) / 1e9);
+      metrics.latency.observe(labels, durationMs / 1000);
       span?.end(res.statusCode, route === undefined ? undefined : String(route));
+      onClose?.(req, res, durationMs);
     });
     if (span) span.run(req, next);
     else next();

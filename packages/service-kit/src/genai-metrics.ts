@@ -134,6 +134,16 @@ const measurable = (v: number | undefined): v is number => v !== undefined && Nu
 
 const created = new WeakMap<Registry, GenAiMetrics>();
 
+type Labels = Record<"gen_ai_operation_name" | "gen_ai_provider_name" | "gen_ai_request_model", string>;
+type TokenLabels = Labels & { gen_ai_token_type: string };
+interface CallLabels {
+  call: Labels;
+  duration: Labels & { error_type?: string };
+  /** One per genAiTokenTypes entry, in its order. */
+  tokens: TokenLabels[];
+}
+const MAX_LABEL_SETS = 10_000;
+
 /**
  * The GenAI metrics of one service, on its registry. Calling it again for the same registry returns
  * the same object (prom-client refuses a name registered twice), with the first call's options.
@@ -194,22 +204,42 @@ export function createGenAiMetrics(metrics: ServiceMetrics, options: GenAiMetric
   const guard = new LabelGuard(options.maxValuesPerLabel ?? 500, options.maxValueLength ?? 200, overflow);
   const deployment = (name: string) => guard.value("deployment", name);
 
-  const genAi: GenAiMetrics = {
-    observeCall(call) {
+  // The label sets of one (operation, provider, model, error) as prom-client takes them, made once:
+  // every call otherwise paid for the guard's lookups and five fresh objects. The keys are config
+  // names, so there are few; the cap only guards against a bug that passes something else.
+  const labelSets = new Map<string, CallLabels>();
+  const labelsOf = (call: GenAiCall): CallLabels => {
+    const key = `${call.operation}\u0000${call.provider}\u0000${call.requestModel}\u0000${call.errorType ?? ""}`;
+    let sets = labelSets.get(key);
+    if (!sets) {
       const labels = {
         gen_ai_operation_name: guard.value("gen_ai_operation_name", call.operation),
         gen_ai_provider_name: guard.value("gen_ai_provider_name", call.provider),
         gen_ai_request_model: guard.value("gen_ai_request_model", call.requestModel),
       };
-      if (measurable(call.durationS)) {
-        duration.observe(call.errorType === undefined ? labels : { ...labels, error_type: guard.value("error_type", call.errorType) }, call.durationS);
+      sets = {
+        call: labels,
+        duration: call.errorType === undefined ? labels : { ...labels, error_type: guard.value("error_type", call.errorType) },
+        tokens: genAiTokenTypes.map(([, type]) => ({ ...labels, gen_ai_token_type: type })),
+      };
+      if (labelSets.size >= MAX_LABEL_SETS) labelSets.clear();
+      labelSets.set(key, sets);
+    }
+    return sets;
+  };
+
+  const genAi: GenAiMetrics = {
+    observeCall(call) {
+      const labels = labelsOf(call);
+      if (measurable(call.durationS)) duration.observe(labels.duration, call.durationS);
+      if (call.errorType === undefined && measurable(call.ttftS)) ttft.observe(labels.call, call.ttftS);
+      if (call.usage) {
+        for (let i = 0; i < genAiTokenTypes.length; i++) {
+          const count = call.usage[(genAiTokenTypes[i] as (typeof genAiTokenTypes)[number])[0]];
+          if (measurable(count)) tokens.observe(labels.tokens[i] as TokenLabels, count);
+        }
       }
-      if (call.errorType === undefined && measurable(call.ttftS)) ttft.observe(labels, call.ttftS);
-      for (const [field, type] of genAiTokenTypes) {
-        const count = call.usage?.[field];
-        if (measurable(count)) tokens.observe({ ...labels, gen_ai_token_type: type }, count);
-      }
-      if (measurable(call.costUsd)) cost.inc(labels, call.costUsd);
+      if (measurable(call.costUsd)) cost.inc(labels.call, call.costUsd);
     },
     retry(name) {
       retries.inc({ deployment: deployment(name) });

@@ -1,7 +1,7 @@
 import type { Express } from "express";
 import { buildInfo } from "@gw/config";
 import type { Logger } from "@gw/logger";
-import { REPORTS_ERROR_TYPE, createServiceApp, finishApp } from "./app";
+import { REPORTS_ERROR_TYPE, createServiceApp, finishApp, type ServiceAppOptions } from "./app";
 import { Health, type ReadinessCheck } from "./health";
 import { requireIdentity } from "./identity";
 import { createMetrics, type ServiceMetrics } from "./metrics";
@@ -16,6 +16,8 @@ export interface InternalServiceOptions {
   checks: Record<string, ReadinessCheck>;
   /** Mounts the service's /v1 routes; they run only for calls signed by ingress. */
   mount(app: Express, metrics: ServiceMetrics): void;
+  /** Called as each request's response closes (ServiceAppOptions.onClose). */
+  onClose?: ServiceAppOptions["onClose"];
 }
 
 export interface InternalHttp {
@@ -37,7 +39,7 @@ export function createInternalHttp(options: InternalServiceOptions): InternalHtt
   return {
     metrics,
     async start() {
-      const app = createServiceApp({ logger: options.logger, metrics, trustRequestId: true });
+      const app = createServiceApp({ logger: options.logger, metrics, trustRequestId: true, onClose: options.onClose });
       app.locals[REPORTS_ERROR_TYPE] = true;
       health.mount(app);
       app.get("/metrics", async (_req, res) => {

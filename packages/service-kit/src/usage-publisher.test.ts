@@ -1,5 +1,5 @@
-import { InvalidMessageError, type Bus } from "@gw/bus";
-import type { UsageRecord } from "@gw/contracts";
+import { InvalidMessageError, PayloadTooLargeError, type Bus } from "@gw/bus";
+import type { UsageRecord, UsageRecords } from "@gw/contracts";
 import { createLogger } from "@gw/logger";
 import { describe, expect, it } from "vitest";
 import { createMetrics } from "./metrics";
@@ -11,20 +11,27 @@ function record(i: number): UsageRecord {
   return { request_id: `req_${i}`, started_at: 1, duration_ms: 1, workspace_id: "ws_1", key_id: "key_1", route: "/v1/models", status: 200, stream: false };
 }
 
-/** A bus whose enqueue fails while `down` is set, and records what it took. */
-function flakyBus() {
-  const taken: string[] = [];
+/**
+ * A bus whose enqueue fails while `down` is set, refuses a batch holding a record routed "bad" as
+ * the real bus's schema check would, and one of more than `maxRecords` records as too large.
+ */
+function flakyBus(maxRecords = Number.POSITIVE_INFINITY) {
+  const messages: { id: string; requests: string[] }[] = [];
+  const sent: UsageRecord[] = [];
   const state = { down: false, calls: 0 };
   const bus = {
-    async enqueue(_subject: string, message: UsageRecord, opts: { msgId: string }) {
+    async enqueue(_subject: string, message: UsageRecords, opts: { msgId: string }) {
       state.calls++;
       await new Promise((r) => setImmediate(r));
       if (state.down) throw new Error("nats: disconnected");
-      if (message.route === "bad") throw new InvalidMessageError("usage.records", [], "route: bad");
-      taken.push(opts.msgId);
+      if (message.records.some((r) => r.route === "bad" || r.outcome?.provider === "")) throw new InvalidMessageError("usage.records", [], "route: bad");
+      if (message.records.length > maxRecords) throw new PayloadTooLargeError("usage.records", message.records.length * 1000, maxRecords * 1000);
+      messages.push({ id: opts.msgId, requests: message.records.map((r) => r.request_id) });
+      sent.push(...message.records);
     },
   } as unknown as Bus;
-  return { bus, taken, state };
+  const taken = () => messages.flatMap((m) => m.requests);
+  return { bus, messages, sent, taken, state };
 }
 
 async function until(check: () => boolean, ms = 5_000): Promise<void> {
@@ -35,50 +42,89 @@ async function until(check: () => boolean, ms = 5_000): Promise<void> {
   }
 }
 
+const ids = (n: number, from = 0) => Array.from({ length: n }, (_, i) => `req_${from + i}`);
+
 describe("UsagePublisher", () => {
-  it("when the bus takes records, then each is sent once under its request id, and publish itself never waits", async () => {
-    const { bus, taken } = flakyBus();
-    const publisher = new UsagePublisher({ bus, logger, concurrency: 4 });
+  it("when records arrive faster than they linger, then full batches go at once, one message each, every record once", async () => {
+    const { bus, messages, taken } = flakyBus();
+    const publisher = new UsagePublisher({ bus, logger, concurrency: 2, maxBatch: 10, lingerMs: 60_000 });
     for (let i = 0; i < 100; i++) publisher.publish(record(i));
-    expect(taken).toHaveLength(0); // nothing happened on the caller's turn
-    await publisher.flush();
-    expect(taken.sort()).toEqual(Array.from({ length: 100 }, (_, i) => `req_${i}`).sort());
+    expect(taken()).toHaveLength(0); // nothing happened on the caller's turn
+    // No flush and a linger of a minute: only full batches can have gone.
+    await until(() => messages.length === 10);
+    expect(taken().sort()).toEqual(ids(100).sort());
+    expect(messages.every((m) => m.requests.length === 10)).toBe(true);
+    // A batch's message id names its first record and its size, so the same batch sent again is the same message.
+    expect(messages.map((m) => m.id)).toContain("req_0+10");
     expect(publisher.pending).toBe(0);
+  });
+
+  it("when too few records come to fill a batch, then they go together once the first has lingered", async () => {
+    const { bus, messages } = flakyBus();
+    const publisher = new UsagePublisher({ bus, logger, lingerMs: 50 });
+    for (let i = 0; i < 3; i++) publisher.publish(record(i));
+    await new Promise((r) => setTimeout(r, 10));
+    expect(messages).toHaveLength(0);
+    await until(() => messages.length === 1);
+    expect(messages[0]).toEqual({ id: "req_0+3", requests: ids(3) });
+    publisher.publish(record(3));
+    await until(() => messages.length === 2);
+    // A batch of one is sent under the record's own request id.
+    expect(messages[1]).toEqual({ id: "req_3", requests: ["req_3"] });
   });
 
   it("when the bus refuses for a while, then records wait and all are sent once it is back", async () => {
     const { bus, taken, state } = flakyBus();
     state.down = true;
-    const publisher = new UsagePublisher({ bus, logger, maxBackoffMs: 20 });
+    const publisher = new UsagePublisher({ bus, logger, maxBackoffMs: 20, maxBatch: 8, lingerMs: 1 });
     for (let i = 0; i < 50; i++) publisher.publish(record(i));
-    await until(() => state.calls > 60);
-    expect(taken).toHaveLength(0);
+    await until(() => state.calls > 30);
+    expect(taken()).toHaveLength(0);
     expect(publisher.pending).toBe(50);
     state.down = false;
     await publisher.flush();
-    expect(new Set(taken).size).toBe(50);
-    expect(taken).toHaveLength(50);
+    expect(taken().sort()).toEqual(ids(50).sort());
   });
 
   it("when more records wait than it may hold, then new ones are dropped and counted", async () => {
-    const { bus, state } = flakyBus();
-    state.down = true;
+    const { bus, taken } = flakyBus();
     const metrics = createMetrics("publisher-test", { defaults: false });
-    const publisher = new UsagePublisher({ bus, logger, metrics, maxQueued: 10, concurrency: 1, maxBackoffMs: 10_000 });
+    const publisher = new UsagePublisher({ bus, logger, metrics, maxQueued: 10, lingerMs: 60_000 });
     for (let i = 0; i < 25; i++) publisher.publish(record(i));
     const text = await metrics.registry.metrics();
-    // One went out (and failed, so it waits again), ten more were queued: fourteen dropped.
-    expect(text).toMatch(/gw_usage_records_dropped_total\{[^}]*\} 14/);
-    publisher.stop();
+    expect(text).toMatch(/gw_usage_records_dropped_total\{[^}]*\} 15/);
+    await publisher.flush();
+    expect(taken()).toEqual(ids(10));
+    expect(await metrics.registry.metrics()).toMatch(/gw_usage_records_published_total\{[^}]*\} 10/);
   });
 
-  it("when the bus says a record is malformed, then it is dropped, not retried for ever", async () => {
-    const { bus, taken, state } = flakyBus();
-    const publisher = new UsagePublisher({ bus, logger });
-    publisher.publish({ ...record(1), route: "bad" });
-    publisher.publish(record(2));
+  it("when the bus says a batch is malformed, then it is halved until the bad record is alone, which alone is dropped", async () => {
+    const { bus, taken } = flakyBus();
+    const metrics = createMetrics("publisher-test", { defaults: false });
+    const publisher = new UsagePublisher({ bus, logger, metrics });
+    for (let i = 0; i < 9; i++) publisher.publish(i === 5 ? { ...record(i), route: "bad" } : record(i));
     await publisher.flush();
-    expect(taken).toEqual(["req_2"]);
-    expect(state.calls).toBe(2);
+    expect(taken().sort()).toEqual(ids(9).filter((id) => id !== "req_5"));
+    expect(await metrics.registry.metrics()).toMatch(/gw_usage_records_dropped_total\{[^}]*\} 1\n/);
+  });
+
+  it("when the bus refuses a record for its call outcome (the backend's report, unchecked by ingress), then the record goes without it", async () => {
+    const { bus, sent } = flakyBus();
+    const publisher = new UsagePublisher({ bus, logger });
+    publisher.publish(record(1));
+    publisher.publish({ ...record(2), model: "m", outcome: { provider: "", attempts: 1 } });
+    await publisher.flush();
+    expect(sent.map((r) => r.request_id).sort()).toEqual(["req_1", "req_2"]);
+    expect(sent.find((r) => r.request_id === "req_2")).toEqual({ ...record(2), model: "m" });
+    expect(publisher.pending).toBe(0);
+  });
+
+  it("when a batch is too large for the bus, then its halves are sent instead", async () => {
+    const { bus, messages, taken } = flakyBus(3);
+    const publisher = new UsagePublisher({ bus, logger });
+    for (let i = 0; i < 12; i++) publisher.publish(record(i));
+    await publisher.flush();
+    expect(taken().sort()).toEqual(ids(12).sort());
+    expect(Math.max(...messages.map((m) => m.requests.length))).toBeLessThanOrEqual(3);
   });
 });

@@ -1,9 +1,12 @@
 import { InvalidMessageError, PayloadTooLargeError, type Bus } from "@gw/bus";
-import type { UsageRecord } from "@gw/contracts";
+import { MAX_USAGE_BATCH, type UsageRecord, usageBatchId } from "@gw/contracts";
 import type { Logger } from "@gw/logger";
 import type { Counter, Gauge } from "prom-client";
 import { Counter as PromCounter, Gauge as PromGauge } from "prom-client";
 import type { ServiceMetrics } from "./metrics";
+
+/** A record, or what makes it when its batch is formed. */
+export type UsageSource = UsageRecord | (() => UsageRecord | undefined);
 
 export interface UsagePublisherOptions {
   bus: Bus;
@@ -11,31 +14,48 @@ export interface UsagePublisherOptions {
   metrics?: ServiceMetrics;
   /** Records held while the bus cannot take them (NATS down, the usage stream full); beyond, dropped and counted. */
   maxQueued?: number;
-  /** Publishes awaiting the stream's acknowledgement at once. */
+  /** Batches awaiting the stream's acknowledgement at once. */
   concurrency?: number;
   /** Longest pause between tries while the bus refuses. */
   maxBackoffMs?: number;
+  /** Records per message (at most MAX_USAGE_BATCH). */
+  maxBatch?: number;
+  /** How long a record waits for others to share its message before it goes alone. */
+  lingerMs?: number;
 }
 
 /**
- * Hands usage records to the bus off the request path: `publish` only queues (no await, no I/O), and a
- * small pump sends them with a bounded number awaiting the stream's acknowledgement. While the bus
- * refuses (NATS restarting, the usage stream at its limit), records wait in memory and are tried
- * again with backoff, so a NATS outage costs a delay, not records; only past `maxQueued` is a record
- * dropped, counted and logged. The request id is the message id, so a retry after a lost
- * acknowledgement is deduplicated by the stream and by the ledger.
+ * Hands usage records to the bus off the request path: `publish` only queues (no await, no I/O),
+ * and a small pump sends them in batches, one message per batch, with a bounded number awaiting the
+ * stream's acknowledgement. A JetStream publish costs about a hundred microseconds of CPU whatever
+ * it carries, so a record waits up to `lingerMs` for others to share its message (a full batch goes
+ * at once). While the bus refuses (NATS restarting, the usage stream at its limit), batches wait in
+ * memory and are tried again with backoff, so an outage costs a delay, not records; only past
+ * `maxQueued` is a record dropped, counted and logged. A batch keeps its message id across tries,
+ * so a retry after a lost acknowledgement is dropped by the stream (and by the ledger, which
+ * deduplicates by request id).
  */
 export class UsagePublisher {
-  private queue: UsageRecord[] = [];
+  /** Records not yet in a batch, oldest first (some still to be made). */
+  private queue: UsageSource[] = [];
   private head = 0;
+  /** Batches to send again (refused by the bus, or split because one was too large or malformed). */
+  private retries: UsageRecord[][] = [];
   private inFlight = 0;
+  private inFlightRecords = 0;
   private failures = 0;
   private pausedUntil = 0;
-  private timer: NodeJS.Timeout | undefined;
+  /** Set when the oldest queued record has waited `lingerMs` (or a flush asks): partial batches go. */
+  private due = false;
+  private flushing = false;
+  private lingerTimer: NodeJS.Timeout | undefined;
+  private backoffTimer: NodeJS.Timeout | undefined;
   private idle: (() => void)[] = [];
   private readonly maxQueued: number;
   private readonly concurrency: number;
   private readonly maxBackoffMs: number;
+  private readonly maxBatch: number;
+  private readonly lingerMs: number;
   private readonly dropped?: Counter<string>;
   private readonly published?: Counter<string>;
   private readonly waiting?: Gauge<string>;
@@ -43,14 +63,16 @@ export class UsagePublisher {
 
   constructor(private readonly options: UsagePublisherOptions) {
     this.maxQueued = options.maxQueued ?? 200_000;
-    this.concurrency = options.concurrency ?? 64;
+    this.concurrency = options.concurrency ?? 8;
     this.maxBackoffMs = options.maxBackoffMs ?? 5_000;
+    this.maxBatch = Math.max(1, Math.min(MAX_USAGE_BATCH, options.maxBatch ?? MAX_USAGE_BATCH));
+    this.lingerMs = options.lingerMs ?? 100;
     const registers = options.metrics ? [options.metrics.registry] : [];
     if (options.metrics) {
       this.published = new PromCounter({ name: "gw_usage_records_published_total", help: "Usage records the bus acknowledged", registers });
       this.dropped = new PromCounter({
         name: "gw_usage_records_dropped_total",
-        help: "Usage records dropped because too many were waiting for the bus",
+        help: "Usage records dropped because too many were waiting for the bus, or the bus refused them as malformed",
         registers,
       });
       this.waiting = new PromGauge({
@@ -62,12 +84,22 @@ export class UsagePublisher {
     }
   }
 
-  /** Records queued or awaiting acknowledgement. */
+  /** Records queued, waiting to be sent again, or awaiting acknowledgement. */
   get pending(): number {
-    return this.queue.length - this.head + this.inFlight;
+    return this.queued + this.inFlightRecords;
   }
 
-  publish(record: UsageRecord): void {
+  private get queued(): number {
+    let n = this.queue.length - this.head;
+    for (const batch of this.retries) n += batch.length;
+    return n;
+  }
+
+  /**
+   * Queues a record, or a function that makes it: a record made when its batch is formed costs less
+   * than one made alone after its request (it is made with others, in a loop, while warm).
+   */
+  publish(record: UsageSource): void {
     if (this.queue.length - this.head >= this.maxQueued) {
       this.dropped?.inc();
       const now = Date.now();
@@ -78,83 +110,138 @@ export class UsagePublisher {
       return;
     }
     this.queue.push(record);
-    this.pump();
+    if (this.queue.length - this.head >= this.maxBatch) this.pump();
+    else this.lingerTimer ??= setTimeout(this.linger, this.lingerMs);
   }
 
   /** Resolves once everything queued has been acknowledged, or after `timeoutMs` (what is left is logged). */
   async flush(timeoutMs = 5_000): Promise<void> {
     if (this.pending === 0) return;
+    this.flushing = true;
+    this.pump();
     let timer: NodeJS.Timeout | undefined;
     const timedOut = new Promise<void>((resolve) => {
       timer = setTimeout(resolve, timeoutMs);
     });
     await Promise.race([new Promise<void>((resolve) => this.idle.push(resolve)), timedOut]);
     clearTimeout(timer);
+    this.flushing = false;
     if (this.pending > 0) this.options.logger.warn({ waiting: this.pending }, "usage: stopping with records the bus has not taken");
   }
 
+  /** Stops retrying (after flush); records still waiting are dropped. */
+  stop(): void {
+    clearTimeout(this.lingerTimer);
+    clearTimeout(this.backoffTimer);
+    this.lingerTimer = undefined;
+    this.backoffTimer = undefined;
+    this.queue = [];
+    this.head = 0;
+    this.retries = [];
+  }
+
+  private readonly linger = (): void => {
+    this.lingerTimer = undefined;
+    this.due = true;
+    this.pump();
+  };
+
   private pump(): void {
-    if (this.timer) return;
+    if (this.backoffTimer) return;
     const wait = this.pausedUntil - Date.now();
     if (wait > 0) {
-      this.timer = setTimeout(() => {
-        this.timer = undefined;
+      this.backoffTimer = setTimeout(() => {
+        this.backoffTimer = undefined;
         this.pump();
       }, wait);
       return;
     }
-    while (this.inFlight < this.concurrency && this.head < this.queue.length) {
-      const record = this.queue[this.head++] as UsageRecord;
-      this.inFlight++;
-      this.options.bus.enqueue("usage.records", record, { msgId: record.request_id }).then(
-        () => this.settled(undefined),
-        (err: unknown) => this.settled(record, err),
-      );
+    while (this.inFlight < this.concurrency) {
+      const batch = this.nextBatch();
+      if (!batch) break;
+      this.send(batch);
     }
-    // Compact now and then rather than shifting on every record.
-    if (this.head > 1024 && this.head * 2 > this.queue.length) {
+    if (this.head === this.queue.length) {
+      this.queue = [];
+      this.head = 0;
+      this.due = false;
+      clearTimeout(this.lingerTimer);
+      this.lingerTimer = undefined;
+    } else if (this.head > 1024 && this.head * 2 > this.queue.length) {
+      // Compact now and then rather than shifting on every batch.
       this.queue = this.queue.slice(this.head);
       this.head = 0;
     }
   }
 
-  private settled(failed: UsageRecord | undefined, err?: unknown): void {
-    this.inFlight--;
-    if (failed && (err instanceof InvalidMessageError || err instanceof PayloadTooLargeError)) {
-      // Sending it again could never succeed: a bug to fix, not an outage to wait out.
-      this.dropped?.inc();
-      this.options.logger.error({ err, request: failed.request_id }, "usage: a usage record was refused by the bus as malformed; dropped");
-      failed = undefined;
-      if (this.pending === 0) {
-        for (const resolve of this.idle.splice(0)) resolve();
-        return;
-      }
-      this.pump();
-      return;
+  private nextBatch(): UsageRecord[] | undefined {
+    const retry = this.retries.shift();
+    if (retry) return retry;
+    const queued = this.queue.length - this.head;
+    if (queued === 0 || (queued < this.maxBatch && !this.due && !this.flushing)) return undefined;
+    const sources = this.queue.slice(this.head, this.head + this.maxBatch);
+    this.head += sources.length;
+    const batch: UsageRecord[] = [];
+    for (const source of sources) {
+      const record = typeof source === "function" ? this.make(source) : source;
+      if (record) batch.push(record);
     }
-    if (failed) {
-      this.queue.push(failed);
+    return batch.length > 0 ? batch : this.nextBatch();
+  }
+
+  private make(source: () => UsageRecord | undefined): UsageRecord | undefined {
+    try {
+      return source();
+    } catch (err) {
+      this.dropped?.inc();
+      this.options.logger.error({ err }, "usage: making a usage record failed; dropped");
+      return undefined;
+    }
+  }
+
+  private send(batch: UsageRecord[]): void {
+    this.inFlight++;
+    this.inFlightRecords += batch.length;
+    this.options.bus.enqueue("usage.records", { records: batch }, { msgId: usageBatchId(batch) }).then(
+      () => this.settled(batch),
+      (err: unknown) => this.settled(batch, err ?? new Error("refused")),
+    );
+  }
+
+  private settled(batch: UsageRecord[], err?: unknown): void {
+    this.inFlight--;
+    this.inFlightRecords -= batch.length;
+    if (err === undefined) {
+      this.failures = 0;
+      this.published?.inc(batch.length);
+    } else if (err instanceof InvalidMessageError || err instanceof PayloadTooLargeError) {
+      // Sending it again as it is could never succeed. Halves isolate the record at fault (a bug
+      // to fix, not an outage to wait out) and let the rest through.
+      const [alone] = batch;
+      if (batch.length > 1) {
+        const half = Math.ceil(batch.length / 2);
+        this.retries.unshift(batch.slice(0, half), batch.slice(half));
+      } else if (alone?.outcome !== undefined && err instanceof InvalidMessageError) {
+        // Most likely the backend's report (ingress leaves it to this check): the record without it.
+        const { outcome: _dropped, ...rest } = alone;
+        this.retries.unshift([rest]);
+        this.options.logger.error({ err, request: alone.request_id }, "usage: a usage record was refused with its call outcome; sent again without it");
+      } else {
+        this.dropped?.inc();
+        this.options.logger.error({ err, request: batch[0]?.request_id }, "usage: a usage record was refused by the bus as malformed; dropped");
+      }
+    } else {
+      this.retries.push(batch);
       this.failures++;
       this.pausedUntil = Date.now() + Math.min(this.maxBackoffMs, 100 * 2 ** Math.min(this.failures, 10));
       if (this.failures === 1 || this.failures % 100 === 0) {
-        this.options.logger.warn({ err, waiting: this.pending }, "usage: the bus refused a usage record; it will be tried again");
+        this.options.logger.warn({ err, waiting: this.pending }, "usage: the bus refused usage records; they will be tried again");
       }
-    } else {
-      this.failures = 0;
-      this.published?.inc();
     }
     if (this.pending === 0) {
       for (const resolve of this.idle.splice(0)) resolve();
       return;
     }
     this.pump();
-  }
-
-  /** Stops retrying (after flush); records still waiting are dropped. */
-  stop(): void {
-    clearTimeout(this.timer);
-    this.timer = undefined;
-    this.queue = [];
-    this.head = 0;
   }
 }

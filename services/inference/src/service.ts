@@ -15,7 +15,7 @@ import { mountRerankRoutes } from "./routes/rerank";
 import { mountOcrRoutes } from "./routes/ocr";
 import { startJobWorker } from "./job-worker";
 import { providerAdapters } from "./providers/registry";
-import { observeGenAi } from "./usage/genai-observer";
+import { genAiObserver } from "./usage/genai-observer";
 import { createPricer } from "@gw/pricing";
 
 export interface InferenceSettings {
@@ -46,6 +46,7 @@ export function createInferenceService(deps: InferenceDeps): InferenceService {
   const agent = createUpstreamAgent();
   const catalog = new Catalog(deps.gateway);
   let genAi: GenAiMetrics | undefined;
+  let observer: ReturnType<typeof genAiObserver> | undefined;
   // A deployment failing 5 times in a row is skipped for 30 s, then tried once before it is trusted.
   const breakers = new CircuitBreakers({ threshold: 5, cooldownMs: 30_000, onState: (deployment, state) => genAi?.breakerState(deployment, state) });
   const http = createInternalHttp({
@@ -55,9 +56,9 @@ export function createInferenceService(deps: InferenceDeps): InferenceService {
     port: settings.port,
     internalSecret: settings.internalSecret,
     checks: { nats: () => deps.bus.ping() },
+    onClose: (req, res, durationMs) => observer?.onClose(req, res, durationMs),
     mount(app) {
       mountModelRoutes(app, catalog);
-      app.use("/v1", observeGenAi(genAi, createPricer(deps.gateway)));
       const routeDeps = { catalog, config: deps.gateway, secrets: deps.secrets, agent, bodyLimit: `${settings.bodyLimitBytes}b`, breakers, genAi };
       mountChatRoutes(app, routeDeps);
       mountMessagesRoutes(app, routeDeps);
@@ -72,6 +73,7 @@ export function createInferenceService(deps: InferenceDeps): InferenceService {
   });
 
   genAi = createGenAiMetrics(http.metrics);
+  observer = genAiObserver(genAi, createPricer(deps.gateway));
 
   for (const [name, provider] of Object.entries(deps.gateway.providers)) {
     // Tool providers are the tools service's to report.
@@ -100,6 +102,7 @@ export function createInferenceService(deps: InferenceDeps): InferenceService {
       // Running jobs finish (and are acked) while the routes they call still answer.
       await worker?.stop();
       await http.stop();
+      observer?.flush();
       await agent.close();
     },
   };

@@ -24,7 +24,7 @@ import { rateLimitError, setRateHeaders, type RateLimitGate } from "./limits/rat
 import type { BackendUrls } from "./proxy/forward";
 import { createForwarders } from "./proxy/forward";
 import { normalisePath, resolveRoute, type RouteTarget } from "./routes";
-import { recordUsage } from "./usage/usage-recorder";
+import { usageRecorder } from "./usage/usage-recorder";
 import type { KeyPrincipal } from "./store/identity-store";
 
 declare global {
@@ -71,11 +71,10 @@ const MAX_MODEL_NAME = 256;
  * and the model's access; the rate limits; the proxy to the owning service.
  */
 export function createPublicApp(deps: PublicAppDeps): Express {
-  const app = createServiceApp({ logger: deps.logger, metrics: deps.metrics, trustRequestId: false });
+  const app = createServiceApp({ logger: deps.logger, metrics: deps.metrics, trustRequestId: false, onClose: usageRecorder(deps.usage) });
   if (deps.trustProxy !== undefined) app.set("trust proxy", deps.trustProxy);
   deps.health.mount(app);
   mountApiDocs(app);
-  app.use(recordUsage(deps.usage));
   const forwarders = createForwarders(deps.backends, deps.internalSecret, deps.credentials);
   app.use(door(deps.authenticator));
   app.use(readBody(deps.bodyLimitBytes, deps.bodyBudget));

@@ -94,7 +94,7 @@ export function createJobsService(deps: JobsDeps): JobsService {
           // the event, which publishes the record again (the ledger keeps one per request id).
           const ended = finished ?? (finishedJobStatuses.includes(event.status) ? await store.finishedJob(event.job_id) : undefined);
           const record = ended && jobUsageRecord(event.job_id, ended, endOf(event));
-          if (record) await deps.bus.enqueue("usage.records", record, { msgId: record.request_id });
+          if (record) await deps.bus.enqueue("usage.records", { records: [record] }, { msgId: record.request_id });
           // The job's token reservation is settled against its real usage (nothing, if it failed).
           const used = event.usage_tokens ?? (event.status === jobStatuses.failed ? 0 : undefined);
           if (ticket && used !== undefined) await deps.bus.enqueue("limits.settle", { job_id: event.job_id, ticket, used }, { msgId: event.job_id });

@@ -9,6 +9,7 @@ import { spawnSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { createNatsBus } from "@gw/bus";
+import { MAX_USAGE_BATCH, usageBatchId } from "@gw/contracts";
 import { createLogger } from "@gw/logger";
 import { connect } from "nats";
 
@@ -27,24 +28,24 @@ const secret = "usage-bench-internal-secret-0123456789";
 async function publish(namespace: string): Promise<void> {
   const bus = await createNatsBus({ url: args.nats, secret, namespace, logger, name: "usage-bench-publisher" });
   for (let i = 0; i < total; i += 2_000) {
-    await Promise.all(
-      Array.from({ length: Math.min(2_000, total - i) }, (_, j) => {
-        const request_id = `req_${i + j}`;
-        const record = {
-          request_id,
-          started_at: Date.now(),
-          duration_ms: 120,
-          workspace_id: `ws_${j % 200}`,
-          key_id: "key_a",
-          route: "/v1/chat/completions",
-          model: "gpt-4o",
-          status: 200,
-          stream: false,
-          outcome: { provider: "openai", usage: { input_tokens: 1000, output_tokens: 100 } },
-        };
-        return bus.enqueue("usage.records", record, { msgId: request_id });
-      }),
-    );
+    const chunk = Array.from({ length: Math.min(2_000, total - i) }, (_, j) => {
+      const request_id = `req_${i + j}`;
+      return {
+        request_id,
+        started_at: Date.now(),
+        duration_ms: 120,
+        workspace_id: `ws_${j % 200}`,
+        key_id: "key_a",
+        route: "/v1/chat/completions",
+        model: "gpt-4o",
+        status: 200,
+        stream: false,
+        outcome: { provider: "openai", usage: { input_tokens: 1000, output_tokens: 100 } },
+      };
+    });
+    // As ingress sends them: full batches, one message each.
+    const batches = Array.from({ length: Math.ceil(chunk.length / MAX_USAGE_BATCH) }, (_, k) => chunk.slice(k * MAX_USAGE_BATCH, (k + 1) * MAX_USAGE_BATCH));
+    await Promise.all(batches.map((records) => bus.enqueue("usage.records", { records }, { msgId: usageBatchId(records) })));
   }
   await bus.close();
 }
@@ -62,8 +63,8 @@ async function main(): Promise<void> {
     done = resolve;
   });
   const started = performance.now();
-  const consumer = await bus.consume("usage.records", { durable: "usage", concurrency: Number(args["in-flight"]) }, async () => {
-    seen += 1;
+  const consumer = await bus.consume("usage.records", { durable: "usage", concurrency: Number(args["in-flight"]) }, async ({ records }) => {
+    seen += records.length;
     if (seen === total) done();
   });
   await all;

@@ -17,6 +17,7 @@ import { spawnSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { type Bus, createInProcessBus, createNatsBus } from "@gw/bus";
+import { MAX_USAGE_BATCH, usageBatchId } from "@gw/contracts";
 import { GatewayConfig } from "@gw/config";
 import type { UsageRecord } from "@gw/contracts";
 import { createPgDb, type Db, runMigrations } from "@gw/db";
@@ -100,7 +101,9 @@ async function publish(namespace: string): Promise<void> {
   const publisher = await createNatsBus({ url: args.nats, secret, namespace, logger, name: "usage-bench-publisher" });
   for (let i = 0; i < total; i += 2_000) {
     const chunk = Array.from({ length: Math.min(2_000, total - i) }, (_, j) => recordAt(i + j));
-    await Promise.all(chunk.map((r) => publisher.enqueue("usage.records", r, { msgId: r.request_id })));
+    // As ingress sends them: full batches of MAX_USAGE_BATCH records, one message each.
+    const batches = Array.from({ length: Math.ceil(chunk.length / MAX_USAGE_BATCH) }, (_, k) => chunk.slice(k * MAX_USAGE_BATCH, (k + 1) * MAX_USAGE_BATCH));
+    await Promise.all(batches.map((records) => publisher.enqueue("usage.records", { records }, { msgId: usageBatchId(records) })));
   }
   await publisher.close();
 }
@@ -178,7 +181,10 @@ async function main(): Promise<void> {
       bus = createInProcessBus({ logger });
       const memory = bus;
       seconds = await throughService(db, memory, namespace, async () => {
-        for (let i = 0; i < total; i++) await memory.enqueue("usage.records", recordAt(i), { msgId: `m${i}` });
+        for (let i = 0; i < total; i += MAX_USAGE_BATCH) {
+          const records = Array.from({ length: Math.min(MAX_USAGE_BATCH, total - i) }, (_, j) => recordAt(i + j));
+          await memory.enqueue("usage.records", { records }, { msgId: `m${i}` });
+        }
       });
     } else {
       const started = performance.now();

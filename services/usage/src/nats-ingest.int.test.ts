@@ -49,19 +49,22 @@ describe("when records are published on the NATS usage stream", { timeout: 90_00
     }
   }, 60_000);
 
-  it("then each is written once, acked once, and a copy published again under another id is skipped", async () => {
+  it("then each is written once, each message acked once, and a copy published again under another id is skipped", async () => {
     const ws = freshWorkspace();
     const records = Array.from({ length: 3_000 }, (_, i) => record({ workspace_id: ws, started_at: Date.UTC(2025, 0, 10) + i * 1_000 }));
-    await Promise.all(records.map((r) => bus.enqueue("usage.records", r, { msgId: r.request_id })));
+    // As publishers send them: batches of up to 64 records, one message each.
+    const batches = Array.from({ length: Math.ceil(records.length / 64) }, (_, i) => records.slice(i * 64, (i + 1) * 64));
+    await Promise.all(batches.map((b) => bus.enqueue("usage.records", { records: b }, { msgId: b[0]!.request_id })));
     // The same record again with another message id gets past the stream's dedupe: the ledger's catches it.
-    await bus.enqueue("usage.records", records[0]!, { msgId: `${records[0]!.request_id}:again` });
+    await bus.enqueue("usage.records", { records: [records[0]!] }, { msgId: `${records[0]!.request_id}:again` });
+    const messages = batches.length + 1;
     const rows = async () => Number((await db.query<{ n: string }>("SELECT count(*) AS n FROM usage.records WHERE workspace_id = $1", [ws])).rows[0]?.n);
     const jsm = await admin.jetstreamManager();
     const consumer = () => jsm.consumers.info(stream, "usage_usage_records");
     await waitFor(
       async () => {
         const info = await consumer();
-        return info.num_pending === 0 && info.num_ack_pending === 0 && info.delivered.consumer_seq === records.length + 1;
+        return info.num_pending === 0 && info.num_ack_pending === 0 && info.delivered.consumer_seq === messages;
       },
       "every message to be delivered and acked",
       60_000,
@@ -69,7 +72,7 @@ describe("when records are published on the NATS usage stream", { timeout: 90_00
     expect(await rows()).toBe(records.length);
     const info = await consumer();
     expect(info.num_redelivered).toBe(0);
-    expect(info.delivered.consumer_seq).toBe(records.length + 1);
+    expect(info.delivered.consumer_seq).toBe(messages);
     // A work-queue stream removes what was acked: nothing is left.
     expect((await jsm.streams.info(stream)).state.messages).toBe(0);
     const hourly = await db.query<{ n: string }>("SELECT sum(requests)::text AS n FROM usage.hourly WHERE workspace_id = $1", [ws]);

@@ -32,8 +32,8 @@ export interface UsageDeps {
   /** Prices records; default `@gw/pricing` over `gateway`. */
   pricer?: Pricer;
   /**
-   * Batching of ingest (defaults: 500 records or 50 ms, two batches written at once, 2,000 records
-   * in flight from the bus; see Ingest for why 500).
+   * Batching of ingest (defaults: 500 records or 250 ms, two batches written at once, 256 messages
+   * of up to 64 records in flight from the bus; see Ingest for why 500).
    */
   batch?: { maxItems?: number; maxWaitMs?: number; maxConcurrentWrites?: number; inFlight?: number };
 }
@@ -48,11 +48,11 @@ export interface UsageService {
 export const usageMigrations = fileURLToPath(new URL("../../usage/migrations", import.meta.url));
 
 /**
- * Handlers running at once: each holds one record until its batch commits, so this is what lets a
- * batch fill while the one before it is being written. (On NATS the consumer's max_ack_pending,
- * 1,000 by default, caps it lower.)
+ * Messages handled at once: each holds its records (up to 64) until the batches carrying them
+ * commit, so this is what lets a batch fill while the one before it is being written, and what
+ * bounds the records held in memory (16,384 at most).
  */
-const CONSUME_CONCURRENCY = 2_000;
+const CONSUME_CONCURRENCY = 256;
 
 /**
  * The usage service: consumes `usage.records` into the `usage` schema (day-partitioned records,
@@ -114,7 +114,7 @@ export function createUsageService(deps: UsageDeps): UsageService {
         // A failed batch is retried a few seconds later, for hours: a database outage delays the
         // ledger and loses nothing while the stream keeps the records.
         { durable: "usage", concurrency: deps.batch?.inFlight ?? CONSUME_CONCURRENCY, maxDeliver: 10_000, retryDelayMs: 5_000 },
-        (record) => ingest.handle(record),
+        ({ records }) => ingest.handleAll(records),
       );
       return { url: (await http.start()).url };
     },

@@ -111,10 +111,9 @@ export function fromAnthropicUsage(u: Partial<MessagesUsage>): TokenUsage {
   return { input_tokens: input, output_tokens: u.output_tokens ?? undefined, cached_input_tokens: read, cache_write_tokens: write };
 }
 
-/** What the GenAI metrics need from a finished call. */
-export function meteredCall(res: Response): { meter: CallMeter; outcome: CallOutcome } | undefined {
-  const meter = meters.get(res);
-  return meter ? { meter, outcome: meter.outcome() } : undefined;
+/** The call's meter, if it made one (the GenAI metrics read it once the call has ended). */
+export function meterFor(res: Response): CallMeter | undefined {
+  return meters.get(res);
 }
 
 const meters = new WeakMap<Response, CallMeter>();

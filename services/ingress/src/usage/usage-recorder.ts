@@ -1,14 +1,12 @@
-import type { Request, RequestHandler, Response } from "express";
+import type { Request, Response } from "express";
 import { CLIENT_CLOSED_STATUS, type UsageRecord } from "@gw/contracts";
-import { readCallOutcome, type UsagePublisher } from "@gw/service-kit";
+import { parseCallOutcome, type UsagePublisher } from "@gw/service-kit";
+import type { RouteTarget } from "../routes";
 import { ledgerRouteOf } from "../routes";
 
 declare global {
   namespace Express {
     interface Locals {
-      /** When the request arrived: wall clock for the record, monotonic for its duration. */
-      startedAt?: number;
-      startedMono?: number;
       /** The backend's report of the call (`x-gw-outcome`), as it came; parsed when the record is made. */
       outcomeText?: string;
       /** The backend's error type header, on an error answer. */
@@ -19,56 +17,86 @@ declare global {
   }
 }
 
+/** What a record needs from a closed request, read at once so the request can be let go. */
+interface UsageFacts {
+  requestId: string;
+  closedAt: number;
+  durationMs: number;
+  workspaceId: string;
+  keyId: string;
+  path: string;
+  target: RouteTarget;
+  status: number;
+  stream: boolean;
+  model: string | undefined;
+  errorType: string | undefined;
+  outcomeText: string | undefined;
+}
+
 /**
  * One usage record per request that reached a workspace, published when the answer is complete (or
  * the caller went away): ingress saw the whole exchange (the status and the time the caller got,
  * its own refusals, a backend that failed to answer), and the backend told it what the call used in
- * the `x-gw-outcome` header or trailer. Publishing happens after the answer and never blocks it: the
- * record is queued for the bus (UsagePublisher), which does the I/O later.
+ * the `x-gw-outcome` header or trailer. Runs from the app's close listener (ServiceAppOptions.onClose)
+ * and reads only what the record needs; the record itself is made later, a batch at a time, when the
+ * publisher sends it (parsing and building records in a loop costs a fraction of doing it cold after
+ * each request), and the bus does the I/O after that.
  */
-export function recordUsage(publisher: UsagePublisher): RequestHandler {
-  return (req, res, next) => {
-    res.locals.startedAt = Date.now();
-    res.locals.startedMono = performance.now();
-    res.once("close", () => finish(publisher, req, res));
-    next();
+export function usageRecorder(publisher: UsagePublisher): (req: Request, res: Response, durationMs: number) => void {
+  return (req, res, durationMs) => {
+    const facts = usageFactsOf(req, res, durationMs);
+    if (facts) publisher.publish(() => recordOf(facts));
   };
 }
 
-function finish(publisher: UsagePublisher, req: Request, res: Response): void {
-  const { identity, target } = res.locals;
-  // No key, or a request refused before its route was known: nobody's usage.
-  if (!identity || !target || res.locals.recordDeferred) return;
-  const record = usageRecordOf(req, res);
-  if (record) publisher.publish(record);
+/** The record of a closed request; undefined for nobody's usage (no key, no route, or deferred). */
+export function usageRecordOf(req: Request, res: Response, durationMs: number): UsageRecord | undefined {
+  const facts = usageFactsOf(req, res, durationMs);
+  return facts && recordOf(facts);
 }
 
-export function usageRecordOf(req: Request, res: Response): UsageRecord | undefined {
+function usageFactsOf(req: Request, res: Response, durationMs: number): UsageFacts | undefined {
   const { identity, target } = res.locals;
-  if (!identity || !target) return undefined;
-  const now = performance.now();
-  const route = ledgerRouteOf(req.path, target);
+  // No key, or a request refused before its route was known: nobody's usage.
+  if (!identity || !target || res.locals.recordDeferred) return undefined;
   const complete = res.writableFinished;
   const status = complete ? res.statusCode : CLIENT_CLOSED_STATUS;
   const contentType = res.getHeader("content-type");
-  const stream = typeof contentType === "string" && contentType.startsWith("text/event-stream");
-  const record: UsageRecord = {
-    request_id: res.locals.requestId,
-    started_at: res.locals.startedAt ?? Date.now(),
-    duration_ms: round(now - (res.locals.startedMono ?? now)),
-    workspace_id: identity.workspace_id,
-    key_id: identity.key_id,
-    route,
+  const json = res.locals.json;
+  return {
+    requestId: res.locals.requestId,
+    closedAt: Date.now(),
+    durationMs,
+    workspaceId: identity.workspace_id,
+    keyId: identity.key_id,
+    path: req.path,
+    target,
     status,
-    stream: stream || requestedStream(res.locals.json),
+    stream: (typeof contentType === "string" && contentType.startsWith("text/event-stream")) || requestedStream(json),
+    model: modelOf(json),
+    errorType: status >= 400 ? (res.locals.errorType ?? res.locals.backendErrorType) : undefined,
+    outcomeText: res.locals.outcomeText,
   };
-  const model = modelOf(res.locals.json);
-  const outcome = readCallOutcome(res.locals.outcomeText);
+}
+
+function recordOf(facts: UsageFacts): UsageRecord {
+  const route = ledgerRouteOf(facts.path, facts.target);
+  const durationMs = Math.max(0, Math.round(facts.durationMs * 1000) / 1000);
+  const record: UsageRecord = {
+    request_id: facts.requestId,
+    started_at: Math.round(facts.closedAt - durationMs),
+    duration_ms: durationMs,
+    workspace_id: facts.workspaceId,
+    key_id: facts.keyId,
+    route,
+    status: facts.status,
+    stream: facts.stream,
+  };
+  const outcome = parseCallOutcome(facts.outcomeText);
+  const model = facts.model ?? modelOf(outcome);
   if (model) record.model = model;
-  else if (outcome?.model) record.model = outcome.model;
-  const errorType = res.locals.errorType ?? res.locals.backendErrorType;
-  if (errorType && status >= 400) record.error_type = errorType.slice(0, 100);
-  if (route.endsWith("{job_id}")) record.job_id = req.path.slice(req.path.lastIndexOf("/") + 1);
+  if (facts.errorType) record.error_type = facts.errorType.slice(0, 100);
+  if (route.endsWith("{job_id}")) record.job_id = facts.path.slice(facts.path.lastIndexOf("/") + 1);
   if (outcome) {
     const { model: _model, ...rest } = outcome;
     if (Object.keys(rest).length > 0) record.outcome = rest;
@@ -83,8 +111,4 @@ function modelOf(json: unknown): string | undefined {
 
 function requestedStream(json: unknown): boolean {
   return typeof json === "object" && json !== null && (json as { stream?: unknown }).stream === true;
-}
-
-function round(ms: number): number {
-  return Math.max(0, Math.round(ms * 1000) / 1000);
 }

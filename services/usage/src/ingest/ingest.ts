@@ -49,7 +49,9 @@ export class Ingest {
       // default): one batch fills while the one before commits. 1,000 measured 20% slower, as
       // nothing could arrive while it was written (docs/usage-ledger.md).
       maxItems: options.batch?.maxItems ?? 500,
-      maxWaitMs: options.batch?.maxWaitMs ?? 50,
+      // A partial batch waits this long for more: each transaction costs a few round trips to
+      // Postgres whatever its size, so at a light load fewer, fuller ones cost less CPU per record.
+      maxWaitMs: options.batch?.maxWaitMs ?? 250,
       maxConcurrentWrites: options.batch?.maxConcurrentWrites ?? 2,
       write: (rows) => this.write(rows),
     });
@@ -67,6 +69,15 @@ export class Ingest {
       this.options.logger.warn({ err: pricingError, request_id: record.request_id, model: record.model }, "usage: pricing failed, record kept unpriced");
     }
     await this.batcher.add(row);
+  };
+
+  /**
+   * The bus handler for one message: its records join the open batch each on its own, and the
+   * message is acknowledged once all are committed. Should one fail, the message comes again and
+   * the records already committed are counted as duplicates.
+   */
+  readonly handleAll = async (records: readonly UsageRecord[]): Promise<void> => {
+    await Promise.all(records.map(this.handle));
   };
 
   /** Writes what is waiting and waits for batches being written. */

@@ -113,7 +113,7 @@ export async function startLedger(options: LedgerOptions): Promise<RunningLedger
     async publish(records) {
       for (const r of records) {
         copies += 1;
-        await bus.enqueue("usage.records", r, { msgId: `${r.request_id}:${copies}` });
+        await bus.enqueue("usage.records", { records: [r] }, { msgId: `${r.request_id}:${copies}` });
       }
       published += records.length;
     },
