@@ -89,8 +89,8 @@ export async function withFallback<T>(
       continue;
     }
     const routeAttempt = {
-      adapter: deps.meter ? meteredAdapter(adapter, deps.meter) : adapter,
-      ctx: { name: route.provider, config, apiKey, agent: deps.agent },
+      adapter: deps.meter ? meteredAdapter(adapter) : adapter,
+      ctx: { name: route.provider, config, apiKey, agent: deps.agent, meter: deps.meter },
       upstreamModel: route.model,
     };
     let result: Outcome<T> | Failure | undefined;

@@ -1,3 +1,4 @@
+import type { CallMeter } from "../usage/call-meter";
 import type {
   ChatCompletion,
   ChatCompletionChunk,
@@ -29,6 +30,8 @@ export interface ProviderContext {
   config: ProviderConfig;
   apiKey: string | undefined;
   agent: Dispatcher;
+  /** The call's usage meter, read by the metered adapter (usage/metered-adapter.ts). */
+  meter?: CallMeter;
 }
 
 export interface UpstreamCall<Req> {

@@ -111,31 +111,34 @@ export function fromAnthropicUsage(u: Partial<MessagesUsage>): TokenUsage {
   return { input_tokens: input, output_tokens: u.output_tokens ?? undefined, cached_input_tokens: read, cache_write_tokens: write };
 }
 
-/** The call's meter, if it made one (the GenAI metrics read it once the call has ended). */
-export function meterFor(res: Response): CallMeter | undefined {
-  return meters.get(res);
+declare global {
+  namespace Express {
+    interface Locals {
+      /** The call's usage meter (a plain property: a WeakMap keyed by the response cost more). */
+      callMeter?: CallMeter;
+    }
+  }
 }
 
-const meters = new WeakMap<Response, CallMeter>();
+/** The call's meter, if it made one (the GenAI metrics read it once the call has ended). */
+export function meterFor(res: Response): CallMeter | undefined {
+  return res.locals.callMeter;
+}
 
 /** The call's meter, made on first use. */
 export function meterOf(res: Response): CallMeter {
-  let meter = meters.get(res);
-  if (!meter) {
-    meter = new CallMeter();
-    meters.set(res, meter);
-  }
-  return meter;
+  res.locals.callMeter ??= new CallMeter();
+  return res.locals.callMeter;
 }
 
 /** Puts the outcome on a JSON or error answer, before its headers leave. */
 export function setOutcomeHeader(res: Response): void {
-  const meter = meters.get(res);
+  const meter = res.locals.callMeter;
   if (meter && !res.headersSent) res.setHeader(internalHeaders.outcome, JSON.stringify(meter.outcome()));
 }
 
 /** A stream's outcome goes in a trailer (announced by startSse): only its end knows the usage. */
 export function outcomeTrailer(res: Response): Record<string, string> {
-  const meter = meters.get(res);
+  const meter = res.locals.callMeter;
   return meter ? { [internalHeaders.outcome]: JSON.stringify(meter.outcome()) } : {};
 }

@@ -5,118 +5,125 @@ import { type CallMeter, fromAnthropicUsage, fromOpenAIUsage } from "./call-mete
 
 /**
  * The adapter as the fallback loop sees it, with each operation's answer read into the call's
- * meter in the provider's own terms: a JSON answer's usage at once, a stream's as its events pass
- * (nothing is buffered; each event is handed on as it came). One place for every operation, so an
- * adapter never has to know about the ledger.
+ * meter (`ctx.meter`) in the provider's own terms: a JSON answer's usage at once, a stream's as its
+ * events pass (nothing is buffered; each event is handed on as it came). One place for every
+ * operation, so an adapter never has to know about the ledger. Made once per adapter: the meter
+ * travels in the context, so a call costs no wrapper of its own.
  */
-export function meteredAdapter(adapter: ProviderAdapter, meter: CallMeter): ProviderAdapter {
+export function meteredAdapter(adapter: ProviderAdapter): ProviderAdapter {
+  let out = metered.get(adapter);
+  if (!out) {
+    out = wrap(adapter);
+    metered.set(adapter, out);
+  }
+  return out;
+}
+
+const metered = new WeakMap<ProviderAdapter, ProviderAdapter>();
+
+type Op<C, T> = (ctx: ProviderContext, call: C) => Promise<T>;
+
+/** `op` metered as `operation`, its answer read by `read`; unmetered when the context has no meter. */
+function meter<C extends UpstreamCall<unknown>, T extends Attempted>(
+  operation: string,
+  op: Op<C, T>,
+  read?: (meter: CallMeter, r: T) => T,
+  before?: (meter: CallMeter, call: C) => void,
+): Op<C, T> {
+  return (ctx, call) => {
+    const m = ctx.meter;
+    if (!m) return op(ctx, call);
+    before?.(m, call);
+    return timed(m, ctx, call, operation, op, read);
+  };
+}
+
+function readChat(m: CallMeter, r: Awaited<ReturnType<NonNullable<ProviderAdapter["chat"]>>>) {
+  if (!r.ok) return r;
+  if (r.kind === "json") {
+    if (r.completion.usage) m.tokens(fromOpenAIUsage(r.completion.usage));
+    return r;
+  }
+  return { ...r, events: tap(m, r.events, (e) => e.type === "usage" && m.tokens(fromOpenAIUsage(e.usage))) };
+}
+
+function readCompletions(m: CallMeter, r: Awaited<ReturnType<NonNullable<ProviderAdapter["completions"]>>>) {
+  if (!r.ok) return r;
+  if (r.kind === "json") {
+    if (r.completion.usage) m.tokens(fromOpenAIUsage(r.completion.usage));
+    return r;
+  }
+  return { ...r, events: tap(m, r.events, (e) => e.type === "usage" && m.tokens(fromOpenAIUsage(e.usage))) };
+}
+
+function readMessages(m: CallMeter, r: Awaited<ReturnType<NonNullable<ProviderAdapter["messages"]>>>) {
+  if (!r.ok) return r;
+  if (r.kind === "json") {
+    m.tokens(fromAnthropicUsage(r.message.usage));
+    return r;
+  }
+  return {
+    ...r,
+    events: tap(m, r.events, (e) => {
+      if (e.type !== "event") return;
+      // message_start carries the input side; message_delta the running output count (and,
+      // from newer API versions, the input side again, which is the same numbers).
+      if (e.event.type === "message_start") m.tokens(fromAnthropicUsage((e.event.message as { usage?: object }).usage ?? {}));
+      else if (e.event.type === "message_delta") m.tokens(fromAnthropicUsage((e.event as { usage?: object }).usage ?? {}));
+    }),
+  };
+}
+
+function readEmbeddings(m: CallMeter, r: Awaited<ReturnType<NonNullable<ProviderAdapter["embeddings"]>>>) {
+  if (r.ok && r.response.usage) m.tokens({ input_tokens: r.response.usage.prompt_tokens });
+  return r;
+}
+
+function readRerank(m: CallMeter, r: Awaited<ReturnType<NonNullable<ProviderAdapter["rerank"]>>>) {
+  if (!r.ok) return r;
+  const billed = r.response.meta?.billed_units;
+  if (r.response.usage) m.tokens({ input_tokens: r.response.usage.total_tokens });
+  if (typeof billed?.search_units === "number") m.unit("search_units", billed.search_units);
+  return r;
+}
+
+function readImages(m: CallMeter, r: Awaited<ReturnType<NonNullable<ProviderAdapter["imageGenerations"]>>>) {
+  if (!r.ok) return r;
+  if (r.kind === "json") {
+    if (r.response.usage) m.tokens(fromResponsesStyleUsage(r.response.usage));
+    m.unit("images", r.response.data?.length ?? 0);
+    return r;
+  }
+  return { ...r, events: tapRelayed(m, r.events, "images") };
+}
+
+function readTranscriptions(m: CallMeter, r: Awaited<ReturnType<NonNullable<ProviderAdapter["transcriptions"]>>>) {
+  if (!r.ok) return r;
+  if (r.kind === "json") {
+    readTranscriptionUsage(m, r.body as { usage?: unknown; duration?: unknown });
+    return r;
+  }
+  if (r.kind === "stream") return { ...r, events: tapRelayed(m, r.events) };
+  return r;
+}
+
+function readOcr(m: CallMeter, r: Awaited<ReturnType<NonNullable<ProviderAdapter["ocr"]>>>) {
+  if (r.ok) m.unit("pages", r.response.usage_info.pages_processed);
+  return r;
+}
+
+function wrap(adapter: ProviderAdapter): ProviderAdapter {
   const out: ProviderAdapter = {};
-  if (adapter.chat) {
-    const chat = adapter.chat;
-    out.chat = (ctx, call) =>
-      timed(meter, ctx, call, "chat", chat, (r) => {
-        if (!r.ok) return r;
-        if (r.kind === "json") {
-          if (r.completion.usage) meter.tokens(fromOpenAIUsage(r.completion.usage));
-          return r;
-        }
-        return { ...r, events: tap(meter, r.events, (e) => e.type === "usage" && meter.tokens(fromOpenAIUsage(e.usage))) };
-      });
-  }
-  if (adapter.completions) {
-    const completions = adapter.completions;
-    out.completions = (ctx, call) =>
-      timed(meter, ctx, call, "text_completion", completions, (r) => {
-        if (!r.ok) return r;
-        if (r.kind === "json") {
-          if (r.completion.usage) meter.tokens(fromOpenAIUsage(r.completion.usage));
-          return r;
-        }
-        return { ...r, events: tap(meter, r.events, (e) => e.type === "usage" && meter.tokens(fromOpenAIUsage(e.usage))) };
-      });
-  }
-  if (adapter.messages) {
-    const messages = adapter.messages;
-    out.messages = (ctx, call) =>
-      timed(meter, ctx, call, "chat", messages, (r) => {
-        if (!r.ok) return r;
-        if (r.kind === "json") {
-          meter.tokens(fromAnthropicUsage(r.message.usage));
-          return r;
-        }
-        return {
-          ...r,
-          events: tap(meter, r.events, (e) => {
-            if (e.type !== "event") return;
-            // message_start carries the input side; message_delta the running output count (and,
-            // from newer API versions, the input side again, which is the same numbers).
-            if (e.event.type === "message_start") meter.tokens(fromAnthropicUsage((e.event.message as { usage?: object }).usage ?? {}));
-            else if (e.event.type === "message_delta") meter.tokens(fromAnthropicUsage((e.event as { usage?: object }).usage ?? {}));
-          }),
-        };
-      });
-  }
-  if (adapter.embeddings) {
-    const embeddings = adapter.embeddings;
-    out.embeddings = (ctx, call) =>
-      timed(meter, ctx, call, "embeddings", embeddings, (r) => {
-        if (r.ok && r.response.usage) meter.tokens({ input_tokens: r.response.usage.prompt_tokens });
-        return r;
-      });
-  }
-  if (adapter.rerank) {
-    const rerank = adapter.rerank;
-    out.rerank = (ctx, call) =>
-      timed(meter, ctx, call, "rerank", rerank, (r) => {
-        if (!r.ok) return r;
-        const billed = r.response.meta?.billed_units;
-        if (r.response.usage) meter.tokens({ input_tokens: r.response.usage.total_tokens });
-        if (typeof billed?.search_units === "number") meter.unit("search_units", billed.search_units);
-        return r;
-      });
-  }
-  if (adapter.imageGenerations) {
-    const images = adapter.imageGenerations;
-    out.imageGenerations = (ctx, call) =>
-      timed(meter, ctx, call, "generate_content", images, (r) => {
-        if (!r.ok) return r;
-        if (r.kind === "json") {
-          if (r.response.usage) meter.tokens(fromResponsesStyleUsage(r.response.usage));
-          meter.unit("images", r.response.data?.length ?? 0);
-          return r;
-        }
-        return { ...r, events: tapRelayed(meter, r.events, "images") };
-      });
-  }
-  if (adapter.speech) {
-    const speech = adapter.speech;
-    out.speech = (ctx, call) => {
-      // Speech is billed by the characters of its input (or by tokens, which it does not report).
-      meter.unit("characters", [...call.request.input].length);
-      return timed(meter, ctx, call, "speech", speech);
-    };
-  }
-  if (adapter.transcriptions) {
-    const transcriptions = adapter.transcriptions;
-    out.transcriptions = (ctx, call) =>
-      timed(meter, ctx, call, "transcription", transcriptions, (r) => {
-        if (!r.ok) return r;
-        if (r.kind === "json") {
-          readTranscriptionUsage(meter, r.body as { usage?: unknown; duration?: unknown });
-          return r;
-        }
-        if (r.kind === "stream") return { ...r, events: tapRelayed(meter, r.events) };
-        return r;
-      });
-  }
-  if (adapter.ocr) {
-    const ocr = adapter.ocr;
-    out.ocr = (ctx, call) =>
-      timed(meter, ctx, call, "ocr", ocr, (r) => {
-        if (r.ok) meter.unit("pages", r.response.usage_info.pages_processed);
-        return r;
-      });
-  }
+  if (adapter.chat) out.chat = meter("chat", adapter.chat, readChat);
+  if (adapter.completions) out.completions = meter("text_completion", adapter.completions, readCompletions);
+  if (adapter.messages) out.messages = meter("chat", adapter.messages, readMessages);
+  if (adapter.embeddings) out.embeddings = meter("embeddings", adapter.embeddings, readEmbeddings);
+  if (adapter.rerank) out.rerank = meter("rerank", adapter.rerank, readRerank);
+  if (adapter.imageGenerations) out.imageGenerations = meter("generate_content", adapter.imageGenerations, readImages);
+  // Speech is billed by the characters of its input (or by tokens, which it does not report).
+  if (adapter.speech) out.speech = meter("speech", adapter.speech, undefined, (m, call) => m.unit("characters", [...call.request.input].length));
+  if (adapter.transcriptions) out.transcriptions = meter("transcription", adapter.transcriptions, readTranscriptions);
+  if (adapter.ocr) out.ocr = meter("ocr", adapter.ocr, readOcr);
   return out;
 }
 
@@ -129,15 +136,16 @@ function timed<C extends UpstreamCall<unknown>, T extends Attempted>(
   ctx: ProviderContext,
   call: C,
   operation: string,
-  op: (ctx: ProviderContext, call: C) => Promise<T>,
-  read: (r: T) => T = (r) => r,
+  op: Op<C, T>,
+  read?: (meter: CallMeter, r: T) => T,
 ): Promise<T> {
   meter.attemptStart(ctx.name, call.upstreamModel);
-  if (!tracingEnabled())
-    return op(ctx, call)
-      .finally(() => meter.attemptEnd())
-      .then(read);
-  return traced(meter, ctx, call, operation, () => op(ctx, call), read);
+  if (!tracingEnabled()) {
+    const answer = op(ctx, call).finally(() => meter.attemptEnd());
+    return read ? answer.then((r) => read(meter, r)) : answer;
+  }
+  // The call starts inside the attempt's span, so the upstream request carries it as its parent.
+  return traced(meter, ctx, call, operation, () => op(ctx, call).finally(() => meter.attemptEnd()), read);
 }
 
 type Attempted = { ok: true; events?: AsyncIterable<unknown> } | { ok: false; error: GatewayError };
@@ -152,7 +160,7 @@ function traced<T extends Attempted>(
   call: UpstreamCall<unknown>,
   operation: string,
   attempt: () => Promise<T>,
-  read: (r: T) => T,
+  read: ((meter: CallMeter, r: T) => T) | undefined,
 ): Promise<T> {
   const span = startGenAiAttemptSpan({
     operation,
@@ -164,8 +172,7 @@ function traced<T extends Attempted>(
   const usage = () => meter.outcome().usage;
   return span
     .run(attempt)
-    .finally(() => meter.attemptEnd())
-    .then(read)
+    .then((r) => (read ? read(meter, r) : r))
     .then(
       (r) => {
         if (!r.ok) span.end({ errorType: r.error.code, errorMessage: r.error.message });
