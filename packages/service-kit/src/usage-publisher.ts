@@ -66,7 +66,9 @@ export class UsagePublisher {
     this.concurrency = options.concurrency ?? 8;
     this.maxBackoffMs = options.maxBackoffMs ?? 5_000;
     this.maxBatch = Math.max(1, Math.min(MAX_USAGE_BATCH, options.maxBatch ?? MAX_USAGE_BATCH));
-    this.lingerMs = options.lingerMs ?? 100;
+    // A second: at a light load each process then sends about one message a second, which keeps the
+    // usage stream's message limit days away; a full batch goes at once whatever the load.
+    this.lingerMs = options.lingerMs ?? 1_000;
     const registers = options.metrics ? [options.metrics.registry] : [];
     if (options.metrics) {
       this.published = new PromCounter({ name: "gw_usage_records_published_total", help: "Usage records the bus acknowledged", registers });
