@@ -175,8 +175,11 @@ async function main(): Promise<void> {
   let bus: Bus | undefined;
   try {
     let seconds: number;
+    let cpu: NodeJS.CpuUsage | undefined;
     if (args.source === "direct") {
+      const before = process.cpuUsage();
       seconds = await direct(db);
+      cpu = process.cpuUsage(before);
     } else if (args.source === "memory") {
       bus = createInProcessBus({ logger });
       const memory = bus;
@@ -199,14 +202,21 @@ async function main(): Promise<void> {
       );
       if (child.status !== 0) throw new Error("publishing the records failed");
       console.log(`published ${total} records on the stream in ${((performance.now() - started) / 1000).toFixed(1)} s (service down)`);
+      const before = process.cpuUsage();
       bus = await createNatsBus({ url: args.nats, secret, namespace, logger, name: "usage-bench" });
       seconds = await throughService(db, bus, namespace, async () => {});
+      cpu = process.cpuUsage(before);
     }
     const ackPending = args["max-ack-pending"] ? `, max_ack_pending ${args["max-ack-pending"]}` : "";
     console.log(
       `ingested ${total} records in ${seconds.toFixed(2)} s: ${Math.round(total / seconds)} records/s ` +
         `(source ${args.source}, batch ${batch.maxItems}, writers ${batch.maxConcurrentWrites}, in flight ${batch.inFlight}${ackPending})`,
     );
+    // The consuming process only (the publisher is a child, Postgres and NATS other processes).
+    if (cpu) {
+      const perRecord = (us: number) => (us / total).toFixed(1);
+      console.log(`node CPU: ${perRecord(cpu.user + cpu.system)} us/record (user ${perRecord(cpu.user)}, system ${perRecord(cpu.system)})`);
+    }
     const { rows } = await db.query<{ records: string; hourly: string; requests: string }>(
       "SELECT (SELECT count(*) FROM usage.records) AS records, (SELECT count(*) FROM usage.hourly) AS hourly, (SELECT sum(requests) FROM usage.hourly) AS requests",
     );

@@ -49,8 +49,8 @@ export class Ingest {
       // default): one batch fills while the one before commits. 1,000 measured 20% slower, as
       // nothing could arrive while it was written (docs/usage-ledger.md).
       maxItems: options.batch?.maxItems ?? 500,
-      // A partial batch waits this long for more: each transaction costs a few round trips to
-      // Postgres whatever its size, so at a light load fewer, fuller ones cost less CPU per record.
+      // A partial batch waits this long for more: each batch costs a statement (parsed and planned)
+      // and a round trip whatever its size, so at a light load fewer, fuller ones cost less CPU per record.
       maxWaitMs: options.batch?.maxWaitMs ?? 250,
       maxConcurrentWrites: options.batch?.maxConcurrentWrites ?? 2,
       write: (rows) => this.write(rows),

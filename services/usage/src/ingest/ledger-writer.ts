@@ -1,5 +1,4 @@
 import type { Db } from "@gw/db";
-import { decimalOf } from "../decimal";
 import { bucketOf, HISTOGRAM_BUCKETS } from "../histogram";
 import type { RecordPartitions } from "../partitions";
 import type { LedgerRow } from "./ledger-row";
@@ -9,19 +8,6 @@ export interface WriteResult {
   inserted: LedgerRow[];
   duplicates: number;
 }
-
-/** A price a version was seen charging (a row of `usage.price_versions`), and its key in `seenPrices`. */
-interface SeenPrice {
-  key: string;
-  price_version: string;
-  kind: string;
-  name: string;
-  item: string;
-  unit: string;
-  unit_price_usd: string;
-}
-
-const iso = (at: number): string => new Date(at).toISOString();
 
 const RECORD_COLUMNS = `request_id, started_at, workspace_id, key_id, route, model, provider, upstream_model, attempts, status,
   error_type, stream, job_id, duration_ms, ttft_ms, upstream_ms, input_tokens, output_tokens, cached_input_tokens,
@@ -35,7 +21,7 @@ const MODEL_KEY = "workspace_id, date_trunc('hour', started_at), coalesce(model,
 // What every roll-up row sums, and how a row meets a batch's sums for its key.
 const SUMS = `count(*), count(*) FILTER (WHERE status >= 400), coalesce(sum(input_tokens), 0), coalesce(sum(output_tokens), 0),
   coalesce(sum(cached_input_tokens), 0), coalesce(sum(cache_write_tokens), 0), coalesce(sum(reasoning_tokens), 0),
-  count(*) FILTER (WHERE cost_usd IS NULL), sum(cost_usd), usage.hist_of(array_agg(bucket), $35)`;
+  count(*) FILTER (WHERE cost_usd IS NULL), sum(cost_usd), usage.hist_of(array_agg(bucket), $2)`;
 const ADD_SUMS = `
   requests = h.requests + excluded.requests,
   errors = h.errors + excluded.errors,
@@ -48,22 +34,29 @@ const ADD_SUMS = `
   cost_usd = CASE WHEN h.cost_usd IS NULL THEN excluded.cost_usd WHEN excluded.cost_usd IS NULL THEN h.cost_usd
                   ELSE h.cost_usd + excluded.cost_usd END,
   latency = usage.hist_add(h.latency, excluded.latency)`;
-const LINE_KEY = `f.workspace_id, date_trunc('hour', f.started_at), l.kind, l.name, l.item, l.unit, l.unit_price_usd, coalesce(f.price_version, '')`;
+const LINE_KEY = "workspace_id, hour, kind, name, item, unit, unit_price_usd, price_version";
 
 /**
- * One statement per batch, whatever its size (one round trip, on pg and PGlite alike): the records
- * as a multi-row insert from parallel arrays (unnest) that skips those already there; then, from
- * exactly the rows it inserted (RETURNING), the two hourly roll-ups and the statement lines, summed by
- * key in SQL (exact numeric sums) and upserted in key order, so concurrent batches lock shared
- * roll-up rows in the same order. Measured against summing in JavaScript and upserting the sums in
- * further statements, this halved the time per batch (docs/usage-ledger.md).
+ * One statement per batch, whatever its size: one round trip, and atomic without BEGIN and COMMIT.
+ * The batch is one JSON array (one object per record, its priced lines nested), read with
+ * json_to_recordset: serialising it is one native JSON.stringify, where parallel arrays cost the
+ * driver a conversion per value. The records are inserted skipping those already there; then, from
+ * exactly the rows inserted (RETURNING), the two hourly roll-ups, the statement lines and any price
+ * not yet in price_versions, summed by key in SQL (exact numeric sums) and upserted in key order, so
+ * concurrent batches lock shared rows in the same order. It answers the batch positions not inserted.
  */
 const WRITE_BATCH = `
 WITH src AS (
-  SELECT * FROM unnest($1::text[], $2::timestamptz[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[],
-    $9::int4[], $10::int2[], $11::text[], $12::bool[], $13::text[], $14::float8[], $15::float8[], $16::float8[], $17::int8[],
-    $18::int8[], $19::int8[], $20::int8[], $21::int8[], $22::jsonb[], $23::numeric[], $24::text[], $25::int2[])
-    AS s(${RECORD_COLUMNS}, bucket)
+  -- started_at comes as epoch milliseconds: interval arithmetic is in whole microseconds, so exact.
+  SELECT ordinality AS i, request_id, timestamptz 'epoch' + started_at * interval '1 millisecond' AS started_at, workspace_id, key_id,
+    route, model, provider, upstream_model, attempts, status, error_type, stream, job_id, duration_ms, ttft_ms, upstream_ms,
+    input_tokens, output_tokens, cached_input_tokens, cache_write_tokens, reasoning_tokens, nullif(units::jsonb, '{}') AS units, cost_usd,
+    price_version, bucket, kind, name, lines
+  FROM ROWS FROM (json_to_recordset($1::json) AS (request_id text, started_at int8, workspace_id text, key_id text,
+    route text, model text, provider text, upstream_model text, attempts int4, status int2, error_type text, stream bool, job_id text,
+    duration_ms float8, ttft_ms float8, upstream_ms float8, input_tokens int8, output_tokens int8, cached_input_tokens int8,
+    cache_write_tokens int8, reasoning_tokens int8, units json, cost_usd numeric, price_version text, bucket int2, kind text,
+    name text, lines json)) WITH ORDINALITY
 ), ins AS (
   INSERT INTO usage.records (${RECORD_COLUMNS})
   SELECT ${RECORD_COLUMNS} FROM src
@@ -71,7 +64,7 @@ WITH src AS (
   RETURNING request_id, started_at, workspace_id, key_id, model, provider, route, status, price_version, input_tokens, output_tokens,
     cached_input_tokens, cache_write_tokens, reasoning_tokens, cost_usd
 ), fresh AS (
-  SELECT ins.*, src.bucket FROM ins JOIN src USING (request_id, started_at)
+  SELECT ins.*, src.bucket, src.kind, src.name, src.lines FROM ins JOIN src USING (request_id, started_at)
 ), hourly AS (
   INSERT INTO usage.hourly AS h (workspace_id, hour, key_id, model, provider, route, status, price_version, requests, errors,
     input_tokens, output_tokens, cached_input_tokens, cache_write_tokens, reasoning_tokens, unpriced, cost_usd, latency)
@@ -90,34 +83,35 @@ WITH src AS (
   ORDER BY ${MODEL_KEY}
   ON CONFLICT (workspace_id, hour, model) DO UPDATE SET ${ADD_SUMS}
   RETURNING 1
+), line_sums AS (
+  SELECT f.workspace_id, date_trunc('hour', f.started_at) AS hour, f.kind, f.name, l.item, l.unit, l.unit_price_usd,
+    coalesce(f.price_version, '') AS price_version, sum(l.units) AS units, sum(l.amount_usd) AS amount_usd
+  FROM fresh f CROSS JOIN LATERAL json_to_recordset(f.lines) AS l(item text, unit text, unit_price_usd numeric, units numeric, amount_usd numeric)
+  GROUP BY 1, 2, 3, 4, 5, 6, 7, 8
 ), lines AS (
-  INSERT INTO usage.hourly_lines AS h (workspace_id, hour, kind, name, item, unit, unit_price_usd, price_version, units, amount_usd)
-  SELECT ${LINE_KEY}, sum(l.units), sum(l.amount_usd)
-  FROM unnest($26::text[], $27::timestamptz[], $28::text[], $29::text[], $30::text[], $31::text[], $32::numeric[], $33::numeric[],
-    $34::numeric[]) AS l(request_id, started_at, kind, name, item, unit, unit_price_usd, units, amount_usd)
-  JOIN ins f USING (request_id, started_at)
-  GROUP BY ${LINE_KEY}
+  INSERT INTO usage.hourly_lines AS h (${LINE_KEY}, units, amount_usd)
+  SELECT ${LINE_KEY}, units, amount_usd FROM line_sums
   ORDER BY ${LINE_KEY}
-  ON CONFLICT (workspace_id, hour, kind, name, item, unit, unit_price_usd, price_version) DO UPDATE SET
+  ON CONFLICT (${LINE_KEY}) DO UPDATE SET
     units = h.units + excluded.units,
     amount_usd = h.amount_usd + excluded.amount_usd
   RETURNING 1
+), prices AS (
+  -- Trailing zeros trimmed (2.50 and 2.5 are one key): a price is stored in one spelling.
+  INSERT INTO usage.price_versions (price_version, kind, name, item, unit, unit_price_usd)
+  SELECT price_version, kind, name, item, unit, trim_scale(unit_price_usd)
+  FROM (SELECT DISTINCT price_version, kind, name, item, unit, unit_price_usd FROM line_sums) AS p
+  ORDER BY 1, 2, 3, 4, 5, 6
+  ON CONFLICT DO NOTHING
+  RETURNING 1
 )
-SELECT request_id, (extract(epoch FROM started_at) * 1000)::int8 AS at FROM ins`;
-
-const INSERT_PRICES = `
-INSERT INTO usage.price_versions (price_version, kind, name, item, unit, unit_price_usd)
-SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::numeric[])
-ON CONFLICT DO NOTHING`;
+SELECT i::int4 FROM src WHERE NOT EXISTS (SELECT FROM ins WHERE ins.request_id = src.request_id AND ins.started_at = src.started_at)`;
 
 /**
- * Writes batches of records with their roll-ups in one transaction each, so a redelivered record is
+ * Writes batches of records with their roll-ups in one statement each, so a redelivered record is
  * never counted twice and a failed batch leaves nothing behind.
  */
 export class LedgerWriter {
-  // Prices already known to be in usage.price_versions: most batches then write none.
-  private readonly seenPrices = new Set<string>();
-
   constructor(
     private readonly db: Db,
     private readonly partitions: RecordPartitions,
@@ -129,104 +123,65 @@ export class LedgerWriter {
     for (const row of batch) if (!unique.has(row.key)) unique.set(row.key, row);
     const rows = [...unique.values()];
     await this.partitions.ensure(rows.map((r) => r.day));
-    let newPrices: SeenPrice[] = [];
-    const inserted = await this.db.transaction(async (tx) => {
-      const params = [...recordColumns(rows), ...lineColumns(rows), HISTOGRAM_BUCKETS];
-      const { rows: returned } = await tx.query<{ request_id: string; at: string }>(WRITE_BATCH, params);
-      const insertedKeys = new Set(returned.map((r) => `${r.request_id}\u0000${r.at}`));
-      const fresh = rows.filter((row) => insertedKeys.has(row.key));
-      newPrices = this.unseenPrices(fresh);
-      if (newPrices.length > 0) await tx.query(INSERT_PRICES, priceColumns(newPrices));
-      return fresh;
-    });
-    for (const price of newPrices) this.seenPrices.add(price.key);
-    return { inserted, duplicates: batch.length - inserted.length };
-  }
-
-  private unseenPrices(rows: readonly LedgerRow[]): SeenPrice[] {
-    const found = new Map<string, SeenPrice>();
-    for (const row of rows) {
-      for (const line of row.lines) {
-        // Keyed on the price as the pricer wrote it, so a known price costs a lookup and nothing more.
-        const key = `${row.priceVersion}\u0000${row.kind}\u0000${row.name}\u0000${line.item}\u0000${line.unit}\u0000${line.unit_price_usd}`;
-        if (this.seenPrices.has(key) || found.has(key)) continue;
-        found.set(key, {
-          key,
-          price_version: row.priceVersion ?? "",
-          kind: row.kind,
-          name: row.name,
-          item: line.item,
-          unit: line.unit,
-          unit_price_usd: decimalOf(line.unit_price_usd),
-        });
-      }
+    const { rows: skipped } = await this.db.query<{ i: number }>(WRITE_BATCH, [batchJson(rows), HISTOGRAM_BUCKETS]);
+    let inserted = rows;
+    if (skipped.length > 0) {
+      const known = new Set(skipped.map((s) => s.i - 1));
+      inserted = rows.filter((_, k) => !known.has(k));
     }
-    return [...found.values()];
+    return { inserted, duplicates: batch.length - inserted.length };
   }
 }
 
-function recordColumns(rows: readonly LedgerRow[]): unknown[][] {
-  const cols: unknown[][] = Array.from({ length: 25 }, () => new Array<unknown>(rows.length));
-  for (let i = 0; i < rows.length; i++) {
-    const row = rows[i]!;
+/** The batch as WRITE_BATCH reads it; an absent (undefined) field is left out, which reads as null. */
+function batchJson(rows: readonly LedgerRow[]): string {
+  const items = new Array<object>(rows.length);
+  for (let k = 0; k < rows.length; k++) {
+    const row = rows[k]!;
     const r = row.record;
     const o = r.outcome;
     const u = o?.usage;
-    cols[0]![i] = r.request_id;
-    cols[1]![i] = iso(r.started_at);
-    cols[2]![i] = r.workspace_id;
-    cols[3]![i] = r.key_id;
-    cols[4]![i] = r.route;
-    cols[5]![i] = r.model ?? null;
-    cols[6]![i] = o?.provider ?? null;
-    cols[7]![i] = o?.upstream_model ?? null;
-    cols[8]![i] = o?.attempts ?? null;
-    cols[9]![i] = r.status;
-    cols[10]![i] = r.error_type ?? null;
-    cols[11]![i] = r.stream;
-    cols[12]![i] = r.job_id ?? null;
-    cols[13]![i] = r.duration_ms;
-    cols[14]![i] = o?.ttft_ms ?? null;
-    cols[15]![i] = o?.upstream_ms ?? null;
-    cols[16]![i] = u?.input_tokens ?? null;
-    cols[17]![i] = u?.output_tokens ?? null;
-    cols[18]![i] = u?.cached_input_tokens ?? null;
-    cols[19]![i] = u?.cache_write_tokens ?? null;
-    cols[20]![i] = u?.reasoning_tokens ?? null;
-    cols[21]![i] = o?.units && Object.keys(o.units).length > 0 ? JSON.stringify(o.units) : null;
-    cols[22]![i] = row.cost;
-    cols[23]![i] = row.priceVersion;
-    cols[24]![i] = bucketOf(r.duration_ms);
+    items[k] = {
+      request_id: r.request_id,
+      started_at: r.started_at,
+      workspace_id: r.workspace_id,
+      key_id: r.key_id,
+      route: r.route,
+      model: r.model,
+      provider: o?.provider,
+      upstream_model: o?.upstream_model,
+      attempts: o?.attempts,
+      status: r.status,
+      error_type: r.error_type,
+      stream: r.stream,
+      job_id: r.job_id,
+      duration_ms: r.duration_ms,
+      ttft_ms: o?.ttft_ms,
+      upstream_ms: o?.upstream_ms,
+      input_tokens: u?.input_tokens,
+      output_tokens: u?.output_tokens,
+      cached_input_tokens: u?.cached_input_tokens,
+      cache_write_tokens: u?.cache_write_tokens,
+      reasoning_tokens: u?.reasoning_tokens,
+      units: o?.units,
+      cost_usd: row.cost,
+      price_version: row.priceVersion,
+      bucket: bucketOf(r.duration_ms),
+      kind: row.kind,
+      name: row.name,
+      // The pricer's lines as they are: their fields are the columns line_sums reads.
+      lines: row.lines,
+    };
   }
-  return cols;
+  const json = JSON.stringify(items);
+  // JSON escapes a lone UTF-16 surrogate (a client-chosen name can hold one) and Postgres refuses the
+  // escape; sent as plain text it would become U+FFFD, so it does here too. An escaped backslash
+  // followed by "ud" also matches, at the cost of the slower path only.
+  return json.includes("\\ud") ? JSON.stringify(items, wellFormed) : json;
 }
 
-/** Every priced line of every record, keyed by its record: SQL keeps those of the inserted ones. */
-function lineColumns(rows: readonly LedgerRow[]): unknown[][] {
-  const cols: unknown[][] = Array.from({ length: 9 }, () => []);
-  for (const row of rows) {
-    for (const line of row.lines) {
-      cols[0]!.push(row.record.request_id);
-      cols[1]!.push(iso(row.record.started_at));
-      cols[2]!.push(row.kind);
-      cols[3]!.push(row.name);
-      cols[4]!.push(line.item);
-      cols[5]!.push(line.unit);
-      cols[6]!.push(String(line.unit_price_usd));
-      cols[7]!.push(String(line.units));
-      cols[8]!.push(String(line.amount_usd));
-    }
-  }
-  return cols;
-}
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
 
-function priceColumns(prices: readonly SeenPrice[]): unknown[][] {
-  return [
-    prices.map((p) => p.price_version),
-    prices.map((p) => p.kind),
-    prices.map((p) => p.name),
-    prices.map((p) => p.item),
-    prices.map((p) => p.unit),
-    prices.map((p) => p.unit_price_usd),
-  ];
+function wellFormed(_key: string, value: unknown): unknown {
+  return typeof value === "string" ? value.replace(LONE_SURROGATE, "\uFFFD") : value;
 }

@@ -78,6 +78,17 @@ export function describeLedger(label: string, open: () => Promise<OpenedLedgerDb
       });
     });
 
+    describe("when a record carries a lone UTF-16 surrogate in a client-chosen name", () => {
+      it("then it is written with U+FFFD in its place instead of failing its batch", async () => {
+        const ws = freshWorkspace();
+        const odd = record({ workspace_id: ws, started_at: JAN(11, 3), model: "gpt\ud800test", error_type: "x\udc00", status: 404 });
+        const next = record({ workspace_id: ws, started_at: JAN(11, 4), error_type: "back\\ud800slash", status: 400 });
+        await ingest([odd, next]);
+        expect(await ledger.json(`/v1/logs/${odd.request_id}`)).toMatchObject({ model: "gpt\uFFFDtest", error_type: "x\uFFFD" });
+        expect(await ledger.json(`/v1/logs/${next.request_id}`)).toMatchObject({ error_type: "back\\ud800slash" });
+      });
+    });
+
     describe("when records fall on several days", () => {
       it("then each lands in its day's partition, created on demand", async () => {
         const ws = freshWorkspace();
