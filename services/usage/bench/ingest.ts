@@ -35,7 +35,7 @@ const { values: args } = parseArgs({
     source: { type: "string", default: "nats" },
     batch: { type: "string", default: "500" },
     writers: { type: "string", default: "2" },
-    "in-flight": { type: "string", default: "2000" },
+    "in-flight": { type: "string", default: "256" },
     database: { type: "string", default: process.env.DATABASE_URL ?? "postgres://root@127.0.0.1:5432/postgres" },
     nats: { type: "string", default: process.env.NATS_URL ?? "nats://127.0.0.1:4222" },
     // What-if: raise the consumer's max_ack_pending (the bus leaves NATS's default, 1,000) once it exists.

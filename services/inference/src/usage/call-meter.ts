@@ -49,7 +49,11 @@ export class CallMeter {
 
   /** Usage as reported; a later report of a stream (Anthropic's `message_delta`) updates the parts it names. */
   tokens(usage: TokenUsage): void {
-    this.usage = { ...this.usage, ...withoutUndefined(usage) };
+    const into: TokenUsage = (this.usage ??= {});
+    for (const name of tokenFields) {
+      const value = usage[name];
+      if (typeof value === "number" && Number.isInteger(value) && value >= 0) into[name] = value;
+    }
   }
 
   unit(name: keyof UsageUnits, value: number): void {
@@ -75,13 +79,7 @@ function round(ms: number): number {
   return Math.round(ms * 1000) / 1000;
 }
 
-function withoutUndefined(usage: TokenUsage): TokenUsage {
-  const out: TokenUsage = {};
-  for (const [name, value] of Object.entries(usage) as [keyof TokenUsage, number | undefined][]) {
-    if (typeof value === "number" && Number.isInteger(value) && value >= 0) out[name] = value;
-  }
-  return out;
-}
+const tokenFields = ["input_tokens", "output_tokens", "cached_input_tokens", "cache_write_tokens", "reasoning_tokens"] as const satisfies readonly (keyof TokenUsage)[];
 
 interface OpenAIUsageLike {
   prompt_tokens?: number | null;
