@@ -49,7 +49,8 @@ export class CallMeter {
 
   /** Usage as reported; a later report of a stream (Anthropic's `message_delta`) updates the parts it names. */
   tokens(usage: TokenUsage): void {
-    const into: TokenUsage = (this.usage ??= {});
+    this.usage ??= {};
+    const into = this.usage;
     for (const name of tokenFields) {
       const value = usage[name];
       if (typeof value === "number" && Number.isInteger(value) && value >= 0) into[name] = value;
@@ -79,7 +80,13 @@ function round(ms: number): number {
   return Math.round(ms * 1000) / 1000;
 }
 
-const tokenFields = ["input_tokens", "output_tokens", "cached_input_tokens", "cache_write_tokens", "reasoning_tokens"] as const satisfies readonly (keyof TokenUsage)[];
+const tokenFields = [
+  "input_tokens",
+  "output_tokens",
+  "cached_input_tokens",
+  "cache_write_tokens",
+  "reasoning_tokens",
+] as const satisfies readonly (keyof TokenUsage)[];
 
 interface OpenAIUsageLike {
   prompt_tokens?: number | null;
