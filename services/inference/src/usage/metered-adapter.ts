@@ -38,22 +38,20 @@ function meter<C extends UpstreamCall<unknown>, T extends Attempted>(
   };
 }
 
-function readChat(m: CallMeter, r: Awaited<ReturnType<NonNullable<ProviderAdapter["chat"]>>>) {
-  if (!r.ok) return r;
-  if (r.kind === "json") {
-    if (r.completion.usage) m.tokens(fromOpenAIUsage(r.completion.usage));
-    return r;
-  }
-  return { ...r, events: tap(m, r.events, (e) => e.type === "usage" && m.tokens(fromOpenAIUsage(e.usage))) };
-}
+type OpenAIStyleEvent = { type: string; usage?: Parameters<typeof fromOpenAIUsage>[0] };
+type OpenAIStyleResult =
+  | { ok: false }
+  | { ok: true; kind: "json"; completion: { usage?: Parameters<typeof fromOpenAIUsage>[0] | null } }
+  | { ok: true; kind: "stream"; events: AsyncIterable<OpenAIStyleEvent> };
 
-function readCompletions(m: CallMeter, r: Awaited<ReturnType<NonNullable<ProviderAdapter["completions"]>>>) {
+/** Chat and text completions report usage alike: on the JSON answer, or in a stream's usage event. */
+function readOpenAIStyle<R extends OpenAIStyleResult>(m: CallMeter, r: R): R {
   if (!r.ok) return r;
   if (r.kind === "json") {
     if (r.completion.usage) m.tokens(fromOpenAIUsage(r.completion.usage));
     return r;
   }
-  return { ...r, events: tap(m, r.events, (e) => e.type === "usage" && m.tokens(fromOpenAIUsage(e.usage))) };
+  return { ...r, events: tap(m, r.events, (e) => e.type === "usage" && e.usage && m.tokens(fromOpenAIUsage(e.usage))) };
 }
 
 function readMessages(m: CallMeter, r: Awaited<ReturnType<NonNullable<ProviderAdapter["messages"]>>>) {
@@ -114,8 +112,8 @@ function readOcr(m: CallMeter, r: Awaited<ReturnType<NonNullable<ProviderAdapter
 
 function wrap(adapter: ProviderAdapter): ProviderAdapter {
   const out: ProviderAdapter = {};
-  if (adapter.chat) out.chat = meter("chat", adapter.chat, readChat);
-  if (adapter.completions) out.completions = meter("text_completion", adapter.completions, readCompletions);
+  if (adapter.chat) out.chat = meter("chat", adapter.chat, readOpenAIStyle);
+  if (adapter.completions) out.completions = meter("text_completion", adapter.completions, readOpenAIStyle);
   if (adapter.messages) out.messages = meter("chat", adapter.messages, readMessages);
   if (adapter.embeddings) out.embeddings = meter("embeddings", adapter.embeddings, readEmbeddings);
   if (adapter.rerank) out.rerank = meter("rerank", adapter.rerank, readRerank);

@@ -49,12 +49,6 @@ export function usageRecorder(publisher: UsagePublisher): (req: Request, res: Re
   };
 }
 
-/** The record of a closed request; undefined for nobody's usage (no key, no route, or deferred). */
-export function usageRecordOf(req: Request, res: Response, durationMs: number): UsageRecord | undefined {
-  const facts = usageFactsOf(req, res, durationMs);
-  return facts && recordOf(facts);
-}
-
 function usageFactsOf(req: Request, res: Response, durationMs: number): UsageFacts | undefined {
   const { identity, target } = res.locals;
   // No key, or a request refused before its route was known: nobody's usage.
