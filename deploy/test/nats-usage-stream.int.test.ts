@@ -84,7 +84,7 @@ describe.skipIf(!natsServerAvailable())("the shipped NATS permissions on a real 
   it("when ingress and jobs publish usage records, then the usage service's durable receives both, with no permission violation", async () => {
     const received: string[] = [];
     const consumer = await buses.usage.consume("usage.records", { durable: "usage" }, async (m) => {
-      received.push(...m.records.map((r) => r.request_id));
+      received.push(...m.records.map((r) => (r as { request_id: string }).request_id));
     });
     try {
       await buses.ingress.enqueue("usage.records", { records: [record("req_from_ingress")] }, { msgId: "req_from_ingress" });

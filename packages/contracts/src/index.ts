@@ -15,3 +15,4 @@ export * from "./ocr";
 export * from "./tools";
 export * from "./jobs";
 export * from "./usage";
+export * from "./outcome-header";

@@ -87,12 +87,14 @@ export const MAX_USAGE_BATCH = 64;
  * What `usage.records` carries: records batched by their publisher, because a JetStream publish costs
  * the request path far more than a record's bytes (bench/README.md). The ledger deduplicates each
  * record by its request id, so a batch sent twice, or split and sent again, is still counted once.
+ * The bus checks only the batch: the ledger checks each record against UsageRecord on its own, so a
+ * malformed record costs itself, not its batch, and the request path (the publisher) checks nothing.
  */
-export const UsageRecords = z.object({ records: z.array(UsageRecord).min(1).max(MAX_USAGE_BATCH) });
+export const UsageRecords = z.object({ records: z.array(z.unknown()).min(1).max(MAX_USAGE_BATCH) });
 export type UsageRecords = z.infer<typeof UsageRecords>;
 
 /** The message id of a batch: the same batch sent again gets the same id, so the stream drops it. */
-export function usageBatchId(records: readonly UsageRecord[]): string {
+export function usageBatchId(records: readonly Pick<UsageRecord, "request_id">[]): string {
   const first = records[0]?.request_id ?? "";
   return records.length === 1 ? first : `${first}+${records.length}`;
 }

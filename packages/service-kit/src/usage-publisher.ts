@@ -219,15 +219,9 @@ export class UsagePublisher {
     } else if (err instanceof InvalidMessageError || err instanceof PayloadTooLargeError) {
       // Sending it again as it is could never succeed. Halves isolate the record at fault (a bug
       // to fix, not an outage to wait out) and let the rest through.
-      const [alone] = batch;
       if (batch.length > 1) {
         const half = Math.ceil(batch.length / 2);
         this.retries.unshift(batch.slice(0, half), batch.slice(half));
-      } else if (alone?.outcome !== undefined && err instanceof InvalidMessageError) {
-        // Most likely the backend's report (ingress leaves it to this check): the record without it.
-        const { outcome: _dropped, ...rest } = alone;
-        this.retries.unshift([rest]);
-        this.options.logger.error({ err, request: alone.request_id }, "usage: a usage record was refused with its call outcome; sent again without it");
       } else {
         this.dropped?.inc();
         this.options.logger.error({ err, request: batch[0]?.request_id }, "usage: a usage record was refused by the bus as malformed; dropped");

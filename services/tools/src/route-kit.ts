@@ -1,5 +1,5 @@
 import type { RequestHandler, Response } from "express";
-import { internalHeaders, type CallOutcome, type ToolName } from "@gw/contracts";
+import { formatCallOutcome, internalHeaders, type CallOutcome, type ToolName } from "@gw/contracts";
 import { GatewayError } from "@gw/errors";
 import { sendError } from "@gw/service-kit";
 export { clientGone, refuseCredentials } from "@gw/service-kit";
@@ -44,7 +44,7 @@ export function sendToolFailure(res: Response, path: string, tool: ToolName, err
 export function setToolOutcome(res: Response, tool: ToolName, startedAt: number, ok: boolean): void {
   const outcome: CallOutcome = { provider: tool, attempts: 1, upstream_ms: Math.round((performance.now() - startedAt) * 1000) / 1000 };
   if (ok) outcome.units = { calls: 1 };
-  res.setHeader(internalHeaders.outcome, JSON.stringify(outcome));
+  res.setHeader(internalHeaders.outcome, formatCallOutcome(outcome));
 }
 
 /** A known tool path called with another method: 405 naming the one it takes. */

@@ -152,7 +152,7 @@ async function direct(db: Db): Promise<number> {
     retentionDays: 400,
     models: new Set(models),
     batch,
-    metrics: { ingested: counter, duplicates: counter, expired: counter, unpriced: counter, failedBatches: counter },
+    metrics: { ingested: counter, duplicates: counter, expired: counter, invalid: counter, unpriced: counter, failedBatches: counter },
   });
   const started = performance.now();
   let next = 0;

@@ -90,6 +90,7 @@ export function createUsageService(deps: UsageDeps): UsageService {
       ingested: addCounter(m, "gw_usage_records_ingested_total", "Usage records written to the ledger", []),
       duplicates: addCounter(m, "gw_usage_duplicate_records_total", "Usage records delivered again and skipped (already in the ledger)", []),
       expired: addCounter(m, "gw_usage_expired_records_total", "Usage records older than retention, acknowledged unwritten", []),
+      invalid: addCounter(m, "gw_usage_invalid_records_total", "Usage records that were malformed, dropped (each logged)", []),
       unpriced: addCounter(m, "gw_usage_unpriced_records_total", "Usage records written without a price, by configured model", ["model"]),
       failedBatches: addCounter(m, "gw_usage_failed_batches_total", "Ingest transactions that failed (their records are delivered again)", []),
     },

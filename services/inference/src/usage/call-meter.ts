@@ -1,5 +1,5 @@
 import type { Response } from "express";
-import { internalHeaders, type CallOutcome, type MessagesUsage, type TokenUsage, type UsageUnits } from "@gw/contracts";
+import { formatCallOutcome, internalHeaders, type CallOutcome, type MessagesUsage, type TokenUsage, type UsageUnits } from "@gw/contracts";
 
 /**
  * What one call learned on its way through the fallback loop and the provider's answer: which
@@ -139,11 +139,11 @@ export function meterOf(res: Response): CallMeter {
 /** Puts the outcome on a JSON or error answer, before its headers leave. */
 export function setOutcomeHeader(res: Response): void {
   const meter = res.locals.callMeter;
-  if (meter && !res.headersSent) res.setHeader(internalHeaders.outcome, JSON.stringify(meter.outcome()));
+  if (meter && !res.headersSent) res.setHeader(internalHeaders.outcome, formatCallOutcome(meter.outcome()));
 }
 
 /** A stream's outcome goes in a trailer (announced by startSse): only its end knows the usage. */
 export function outcomeTrailer(res: Response): Record<string, string> {
   const meter = res.locals.callMeter;
-  return meter ? { [internalHeaders.outcome]: JSON.stringify(meter.outcome()) } : {};
+  return meter ? { [internalHeaders.outcome]: formatCallOutcome(meter.outcome()) } : {};
 }

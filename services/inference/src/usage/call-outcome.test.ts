@@ -1,4 +1,5 @@
 import { type CallOutcome, internalHeaders } from "@gw/contracts";
+import { readCallOutcome } from "@gw/service-kit";
 import { startAnthropicUpstream, startMistralUpstream, startOpenAIUpstream, type UpstreamEmulator } from "@gw/testkit";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { multipart, type RawAnswer, sseData, startRouteTestService, type RouteTestService } from "../routes/route-test-service";
@@ -51,7 +52,9 @@ const messages = [{ role: "user", content: "how many tokens is this question" }]
 function outcomeOf(answer: RawAnswer, where: "header" | "trailer" = "header"): CallOutcome {
   const text = where === "header" ? answer.headers[internalHeaders.outcome] : answer.trailers[internalHeaders.outcome];
   expect(typeof text, `the outcome ${where}`).toBe("string");
-  return JSON.parse(String(text)) as CallOutcome;
+  const outcome = readCallOutcome(text);
+  expect(outcome, `the outcome ${where} is well-formed: ${String(text)}`).toBeDefined();
+  return outcome!;
 }
 
 interface OpenAIUsage {

@@ -12,19 +12,24 @@ export interface BatcherOptions<T> {
   write(items: T[]): Promise<(Error | null)[]>;
 }
 
-interface Waiting<T> {
-  item: T;
+/** Items handed over together (one bus message's records): settled once, when all are written. */
+interface Group {
+  unwritten: number;
+  failed: boolean;
   resolve(): void;
   reject(err: unknown): void;
 }
 
 /**
- * Gathers items handed over one at a time (one per bus handler) into batches, writes each batch
- * with one call, and settles every item's promise with its batch's outcome: the handlers of a
- * batch ack together after its commit, or are all redelivered when it fails.
+ * Gathers items handed over a group at a time (one group per bus message) into batches, writes each
+ * batch with one call, and settles each group's promise once every batch carrying its items is
+ * written: the messages of a batch ack together after its commit, or are redelivered when it fails.
+ * A group can straddle two batches; it fails if either does.
  */
 export class Batcher<T> {
-  private pending: Waiting<T>[] = [];
+  /** Items waiting for a batch, each beside its group (two arrays: no object per item). */
+  private items: T[] = [];
+  private groups: Group[] = [];
   private timer: NodeJS.Timeout | undefined;
   private due = false;
   private writing = 0;
@@ -32,9 +37,14 @@ export class Batcher<T> {
 
   constructor(private readonly options: BatcherOptions<T>) {}
 
-  add(item: T): Promise<void> {
+  add(items: readonly T[]): Promise<void> {
+    if (items.length === 0) return Promise.resolve();
     return new Promise<void>((resolve, reject) => {
-      this.pending.push({ item, resolve, reject });
+      const group: Group = { unwritten: items.length, failed: false, resolve, reject };
+      for (const item of items) {
+        this.items.push(item);
+        this.groups.push(group);
+      }
       this.kick();
     });
   }
@@ -43,7 +53,7 @@ export class Batcher<T> {
   async drain(): Promise<void> {
     this.due = true;
     this.kick();
-    while (this.writing > 0 || this.pending.length > 0) {
+    while (this.writing > 0 || this.items.length > 0) {
       await new Promise<void>((resolve) => this.idle.add(resolve));
       this.due = true;
       this.kick();
@@ -52,16 +62,17 @@ export class Batcher<T> {
 
   private kick(): void {
     const { maxItems, maxConcurrentWrites } = this.options;
-    while (this.writing < maxConcurrentWrites && this.pending.length > 0 && (this.due || this.pending.length >= maxItems)) {
-      const batch = this.pending.splice(0, maxItems);
+    while (this.writing < maxConcurrentWrites && this.items.length > 0 && (this.due || this.items.length >= maxItems)) {
+      const items = this.items.splice(0, maxItems);
+      const groups = this.groups.splice(0, maxItems);
       this.writing += 1;
-      void this.run(batch).finally(() => {
+      void this.run(items, groups).finally(() => {
         this.writing -= 1;
         this.kick();
         if (this.writing === 0) this.wakeIdle();
       });
     }
-    if (this.pending.length === 0) {
+    if (this.items.length === 0) {
       this.due = false;
       clearTimeout(this.timer);
       this.timer = undefined;
@@ -80,16 +91,24 @@ export class Batcher<T> {
     for (const wake of waiting) wake();
   }
 
-  private async run(batch: Waiting<T>[]): Promise<void> {
+  private async run(items: T[], groups: Group[]): Promise<void> {
+    let outcomes: (Error | null)[];
     try {
-      const outcomes = await this.options.write(batch.map((w) => w.item));
-      batch.forEach((waiting, i) => {
-        const error = outcomes[i];
-        if (error) waiting.reject(error);
-        else waiting.resolve();
-      });
+      outcomes = await this.options.write(items);
     } catch (err) {
-      for (const waiting of batch) waiting.reject(err);
+      for (const group of groups) fail(group, err);
+      return;
     }
+    groups.forEach((group, i) => {
+      const error = outcomes[i];
+      if (error) fail(group, error);
+      else if (--group.unwritten === 0 && !group.failed) group.resolve();
+    });
   }
+}
+
+function fail(group: Group, err: unknown): void {
+  if (group.failed) return;
+  group.failed = true;
+  group.reject(err);
 }

@@ -1,4 +1,4 @@
-import type { UsageRecord } from "@gw/contracts";
+import { UsageRecord } from "@gw/contracts";
 import type { Logger } from "@gw/logger";
 import type { Pricer } from "../pricing";
 import { retainedFrom } from "../partitions";
@@ -11,6 +11,7 @@ export interface IngestMetrics {
   ingested: { inc(value?: number): void };
   duplicates: { inc(value?: number): void };
   expired: { inc(value?: number): void };
+  invalid: { inc(value?: number): void };
   unpriced: { inc(labels: { model: string }, value?: number): void };
   failedBatches: { inc(value?: number): void };
 }
@@ -57,28 +58,61 @@ export class Ingest {
     });
   }
 
-  /** The bus handler: resolves after the record is committed (or known), throws to be redelivered. */
-  readonly handle = async (record: UsageRecord): Promise<void> => {
+  /** The bus handler for one record: resolves after it is committed (or known), throws to be redelivered. */
+  readonly handle = (record: UsageRecord): Promise<void> => {
+    const row = this.rowOf(record);
+    return row ? this.batcher.add([row]) : Promise.resolve();
+  };
+
+  /**
+   * The bus handler for one message: its records are checked one by one (the bus checks only the
+   * batch), join the open batch together, and the message is acknowledged once all are committed.
+   * Should one batch fail, the message comes again and the records already committed are counted as
+   * duplicates.
+   */
+  readonly handleAll = (records: readonly unknown[]): Promise<void> => {
+    const rows: LedgerRow[] = [];
+    for (const raw of records) {
+      const record = this.check(raw);
+      const row = record && this.rowOf(record);
+      if (row) rows.push(row);
+    }
+    return rows.length > 0 ? this.batcher.add(rows) : Promise.resolve();
+  };
+
+  /**
+   * A record as the ledger keeps it, or undefined for one it cannot: a record whose call outcome (the
+   * backend's report, which ingress passes on unchecked) is malformed is kept without it.
+   */
+  private check(raw: unknown): UsageRecord | undefined {
+    const parsed = UsageRecord.safeParse(raw);
+    if (parsed.success) return parsed.data;
+    const { logger, metrics } = this.options;
+    if (typeof raw === "object" && raw !== null && "outcome" in raw) {
+      const { outcome, ...rest } = raw as Record<string, unknown>;
+      const bare = UsageRecord.safeParse(rest);
+      if (bare.success) {
+        logger.error({ err: parsed.error, request_id: bare.data.request_id, outcome }, "usage: a record's call outcome is malformed; kept without it");
+        return bare.data;
+      }
+    }
+    metrics.invalid.inc();
+    logger.error({ err: parsed.error, record: raw }, "usage: a malformed usage record was dropped");
+    return undefined;
+  }
+
+  private rowOf(record: UsageRecord): LedgerRow | undefined {
     if (record.started_at < retainedFrom(this.options.clock(), this.options.retentionDays)) {
       this.options.metrics.expired.inc();
       this.options.logger.debug({ request_id: record.request_id }, "usage: record older than retention, dropped");
-      return;
+      return undefined;
     }
     const { row, pricingError } = toLedgerRow(record, this.options.pricer);
     if (pricingError !== undefined) {
       this.options.logger.warn({ err: pricingError, request_id: record.request_id, model: record.model }, "usage: pricing failed, record kept unpriced");
     }
-    await this.batcher.add(row);
-  };
-
-  /**
-   * The bus handler for one message: its records join the open batch each on its own, and the
-   * message is acknowledged once all are committed. Should one fail, the message comes again and
-   * the records already committed are counted as duplicates.
-   */
-  readonly handleAll = async (records: readonly UsageRecord[]): Promise<void> => {
-    await Promise.all(records.map(this.handle));
-  };
+    return row;
+  }
 
   /** Writes what is waiting and waits for batches being written. */
   drain(): Promise<void> {

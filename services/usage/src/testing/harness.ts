@@ -69,9 +69,13 @@ export interface RunningLedger {
   url: string;
   /** Publishes records (each under its own message id, so a repeat is delivered again). */
   publish(records: UsageRecord[]): Promise<void>;
+  /** Publishes one message holding `records` as they are (malformed ones too: the bus checks only the batch). */
+  publishMessage(records: unknown[]): Promise<void>;
   /** Waits until every record published so far has been handled (written, skipped or dropped). */
   settle(): Promise<void>;
   get(path: string, identity?: Identity): Promise<Response>;
+  /** A counter's value on the service's /metrics (0 before its first increment). */
+  metric(name: string): Promise<number>;
   json<T = Record<string, unknown>>(path: string, identity?: Identity): Promise<T>;
   stop(): Promise<void>;
 }
@@ -97,12 +101,20 @@ export async function startLedger(options: LedgerOptions): Promise<RunningLedger
   let published = 0;
   let copies = 0;
   const get = (path: string, identity: Identity = operatorIdentity) => fetch(`${url}${path}`, { headers: { "x-gw-identity": signIdentity(identity, secret) } });
-  const handled = async (): Promise<number> => {
+  const metric = async (name: string): Promise<number> => {
     const text = await (await fetch(`${url}/metrics`)).text();
+    const line = text.split("\n").find((l) => l.startsWith(`${name}{`) || l.startsWith(`${name} `));
+    return line ? Number(line.split(" ").pop()) : 0;
+  };
+  const handled = async (): Promise<number> => {
     let sum = 0;
-    for (const name of ["gw_usage_records_ingested_total", "gw_usage_duplicate_records_total", "gw_usage_expired_records_total"]) {
-      const line = text.split("\n").find((l) => l.startsWith(`${name}{`) || l.startsWith(`${name} `));
-      sum += line ? Number(line.split(" ").pop()) : 0;
+    for (const name of [
+      "gw_usage_records_ingested_total",
+      "gw_usage_duplicate_records_total",
+      "gw_usage_expired_records_total",
+      "gw_usage_invalid_records_total",
+    ]) {
+      sum += await metric(name);
     }
     return sum;
   };
@@ -117,10 +129,16 @@ export async function startLedger(options: LedgerOptions): Promise<RunningLedger
       }
       published += records.length;
     },
+    async publishMessage(records) {
+      copies += 1;
+      await bus.enqueue("usage.records", { records }, { msgId: `message:${copies}` });
+      published += records.length;
+    },
     async settle() {
       await waitFor(async () => (await handled()) >= published, "every published record to be handled");
     },
     get,
+    metric,
     async json<T>(path: string, identity?: Identity) {
       const res = await get(path, identity);
       if (!res.ok) throw new Error(`${path}: ${res.status} ${await res.text()}`);

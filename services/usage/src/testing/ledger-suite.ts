@@ -89,6 +89,27 @@ export function describeLedger(label: string, open: () => Promise<OpenedLedgerDb
       });
     });
 
+    describe("when a message holds malformed records among good ones", () => {
+      it("then the good ones are written, one with a malformed call outcome is kept without it, and only the broken one is dropped", async () => {
+        const ws = freshWorkspace();
+        const good = record({ workspace_id: ws, started_at: JAN(11, 9) });
+        const badOutcome = { ...record({ workspace_id: ws, started_at: JAN(11, 9, 5) }), outcome: { provider: "openai", attempts: -1 } };
+        const broken = { ...record({ workspace_id: ws, started_at: JAN(11, 9, 10) }), status: "teapot" };
+        const invalidBefore = await ledger.metric("gw_usage_invalid_records_total");
+        await ledger.publishMessage([good, badOutcome, broken]);
+        await ledger.settle();
+        const rows = await db().query<{ request_id: string; provider: string | null; attempts: number | null }>(
+          "SELECT request_id, provider, attempts FROM usage.records WHERE workspace_id = $1 ORDER BY started_at",
+          [ws],
+        );
+        expect(rows.rows).toEqual([
+          { request_id: good.request_id, provider: "openai", attempts: 1 },
+          { request_id: badOutcome.request_id, provider: null, attempts: null },
+        ]);
+        expect(await ledger.metric("gw_usage_invalid_records_total")).toBe(invalidBefore + 1);
+      });
+    });
+
     describe("when records fall on several days", () => {
       it("then each lands in its day's partition, created on demand", async () => {
         const ws = freshWorkspace();
