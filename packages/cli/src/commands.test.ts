@@ -213,3 +213,35 @@ describe("parseCommand: usage errors", () => {
     expect(usageError(args("workspace create acme --plan")).name).toBe("UsageError");
   });
 });
+
+describe("parseCommand: budgets and time zones", () => {
+  it("when a workspace is created with a zone and a budget, then both are sent, the mode hard unless told", () => {
+    expect(parseCommand(args("workspace create acme --plan pro --timezone Europe/Berlin --budget-usd 50 --budget-alert 80")).call.body).toEqual({
+      name: "acme",
+      plan: "pro",
+      timezone: "Europe/Berlin",
+      budget: { monthly_usd: 50, mode: "hard", alert_at_percent: 80 },
+    });
+    expect(parseCommand(args("key create ws_1 --budget-usd 12.50 --budget-mode soft")).call.body).toEqual({
+      budget: { monthly_usd: 12.5, mode: "soft" },
+    });
+  });
+
+  it("when --clear-budget is given to an update, then budget is sent as null", () => {
+    expect(parseCommand(args("workspace update ws_1 --clear-budget")).call.body).toEqual({ budget: null });
+    expect(parseCommand(args("key update key_1 --clear-budget --name n")).call.body).toEqual({ name: "n", budget: null });
+  });
+
+  it.each([
+    ["workspace update ws_1 --budget-usd 5 --clear-budget", /cannot be combined/],
+    ["workspace create a --plan pro --clear-budget", /only for workspace update and key update/],
+    ["workspace update ws_1 --budget-usd 5.555", /amount in dollars/],
+    ["workspace update ws_1 --budget-usd -5", /amount in dollars|argument/],
+    ["workspace update ws_1 --budget-usd 5 --budget-mode strict", /hard or soft/],
+    ["workspace update ws_1 --budget-mode soft", /need --budget-usd/],
+    ["key update key_1 --timezone UTC", /does not take --timezone/],
+    ["key create ws_1 --timezone UTC", /does not take --timezone/],
+  ])("when the command is `%s`, then it is a usage error", (line, message) => {
+    expect(usageError(args(line)).message).toMatch(message);
+  });
+});

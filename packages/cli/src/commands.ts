@@ -23,20 +23,24 @@ export interface ParsedCommand {
 export const usage = `Usage: pnpm gw <command> [--json]
 
   workspace create <name> --plan plus|pro|enterprise [--models a,b*] [--tools webtool,serptool] [--rpm N] [--tpm N]
+                   [--timezone Europe/Berlin] [--budget-usd 50 [--budget-mode hard|soft] [--budget-alert 80]]
   workspace list
   workspace get <workspace-id>
   workspace update <workspace-id> [--name N] [--plan P] [--models ...] [--tools ...] [--rpm N] [--tpm N | --clear-limits]
+                   [--timezone Z] [--budget-usd N [--budget-mode M] [--budget-alert P] | --clear-budget]
   workspace cancel <workspace-id>        subscription → canceled
   workspace activate <workspace-id>      subscription → active
-  key create <workspace-id> [--name N] [--models ...] [--tools ...] [--rpm N] [--tpm N]
+  key create <workspace-id> [--name N] [--models ...] [--tools ...] [--rpm N] [--tpm N] [--budget-usd N ...]
   key list <workspace-id>
-  key update <key-id> [--name N] [--rpm N] [--tpm N | --clear-limits]
+  key update <key-id> [--name N] [--rpm N] [--tpm N | --clear-limits] [--budget-usd N ... | --clear-budget]
   key disable|enable|revoke <key-id>
 ${ledgerUsage}
 
   On update, --rpm/--tpm replace the whole limits object (a limit not given falls back to the
   workspace's, or the plan's); --clear-limits removes every override. A key's limits may not
-  exceed its workspace's.
+  exceed its workspace's. --budget-usd sets a monthly budget (mode hard unless --budget-mode soft;
+  --budget-alert: the percent at which to alert), replacing the old one; --clear-budget removes it.
+  A key's budget may not exceed its workspace's. Months are counted in the workspace's --timezone.
 
 ${ledgerNotes}
 
@@ -52,6 +56,11 @@ const options = {
   rpm: { type: "string" },
   tpm: { type: "string" },
   "clear-limits": { type: "boolean" },
+  timezone: { type: "string" },
+  "budget-usd": { type: "string" },
+  "budget-mode": { type: "string" },
+  "budget-alert": { type: "string" },
+  "clear-budget": { type: "boolean" },
   help: { type: "boolean", short: "h" },
 } as const;
 
@@ -100,6 +109,23 @@ export function parseCommand(argv: string[]): ParsedCommand {
     }
     return rpm === undefined && tpm === undefined ? undefined : { requests_per_minute: rpm, tokens_per_minute: tpm };
   };
+  const budget = () => {
+    const usd = values["budget-usd"];
+    if (values["clear-budget"]) {
+      if (verb !== "update") throw new UsageError("--clear-budget is only for workspace update and key update");
+      if (usd !== undefined) throw new UsageError("--clear-budget cannot be combined with --budget-usd");
+      return null;
+    }
+    if (usd === undefined) {
+      if (values["budget-mode"] !== undefined || values["budget-alert"] !== undefined)
+        throw new UsageError("--budget-mode and --budget-alert need --budget-usd");
+      return undefined;
+    }
+    if (!/^\d+(\.\d{1,2})?$/.test(usd)) throw new UsageError("--budget-usd must be an amount in dollars, e.g. 50 or 12.50");
+    const mode = values["budget-mode"] ?? "hard";
+    if (mode !== "hard" && mode !== "soft") throw new UsageError("--budget-mode must be hard or soft");
+    return { monthly_usd: Number(usd), mode, alert_at_percent: int("budget-alert", values["budget-alert"]) };
+  };
   const shape = (body: Record<string, unknown>) => Object.fromEntries(Object.entries(body).filter(([, v]) => v !== undefined));
   const json = values.json === true;
   const call = ((): AdminCall => {
@@ -110,7 +136,15 @@ export function parseCommand(argv: string[]): ParsedCommand {
         return {
           method: "POST",
           path: "/admin/workspaces",
-          body: shape({ name: target, plan: values.plan, models: list(values.models), tools: list(values.tools), limits: limits() }),
+          body: shape({
+            name: target,
+            plan: values.plan,
+            models: list(values.models),
+            tools: list(values.tools),
+            limits: limits(),
+            timezone: values.timezone,
+            budget: budget(),
+          }),
         };
       case "workspace list":
         return { method: "GET", path: "/admin/workspaces" };
@@ -118,9 +152,19 @@ export function parseCommand(argv: string[]): ParsedCommand {
         return { method: "GET", path: `/admin/workspaces/${need("workspace id")}` };
       case "workspace update": {
         const path = `/admin/workspaces/${need("workspace id")}`;
-        const body = shape({ name: values.name, plan: values.plan, models: list(values.models), tools: list(values.tools), limits: limits() });
+        const body = shape({
+          name: values.name,
+          plan: values.plan,
+          models: list(values.models),
+          tools: list(values.tools),
+          limits: limits(),
+          timezone: values.timezone,
+          budget: budget(),
+        });
         if (Object.keys(body).length === 0) {
-          throw new UsageError("workspace update needs at least one of --name, --plan, --models, --tools, --rpm, --tpm, --clear-limits");
+          throw new UsageError(
+            "workspace update needs at least one of --name, --plan, --models, --tools, --rpm, --tpm, --clear-limits, --timezone, --budget-usd, --clear-budget",
+          );
         }
         return { method: "PATCH", path, body };
       }
@@ -132,18 +176,20 @@ export function parseCommand(argv: string[]): ParsedCommand {
           body: { subscription: verb === "cancel" ? "canceled" : "active" },
         };
       case "key create":
+        if (values.timezone !== undefined) throw new UsageError("key create does not take --timezone (a key's months are its workspace's)");
         return {
           method: "POST",
           path: `/admin/workspaces/${need("workspace id")}/keys`,
-          body: shape({ name: values.name, models: list(values.models), tools: list(values.tools), limits: limits() }),
+          body: shape({ name: values.name, models: list(values.models), tools: list(values.tools), limits: limits(), budget: budget() }),
         };
       case "key update": {
         const path = `/admin/keys/${need("key id")}`;
         // A key's model and tool lists are fixed at creation; say so rather than drop the flag.
-        const fixed = (["plan", "models", "tools"] as const).find((flag) => values[flag] !== undefined);
+        const fixed = (["plan", "models", "tools", "timezone"] as const).find((flag) => values[flag] !== undefined);
         if (fixed) throw new UsageError(`key update does not take --${fixed}`);
-        const body = shape({ name: values.name, limits: limits() });
-        if (Object.keys(body).length === 0) throw new UsageError("key update needs at least one of --name, --rpm, --tpm, --clear-limits");
+        const body = shape({ name: values.name, limits: limits(), budget: budget() });
+        if (Object.keys(body).length === 0)
+          throw new UsageError("key update needs at least one of --name, --rpm, --tpm, --clear-limits, --budget-usd, --clear-budget");
         return { method: "PATCH", path, body };
       }
       case "key list":

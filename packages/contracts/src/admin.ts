@@ -14,6 +14,40 @@ const ModelPatterns = z
 export const toolNames = ["webtool", "serptool"] as const;
 const ToolList = z.array(z.enum(toolNames)).max(toolNames.length);
 
+/**
+ * A monthly spend ceiling on a workspace or a key. `hard`: a request whose worst-case cost no longer
+ * fits is refused (429 `insufficient_quota`); `soft`: requests go on and only the alerts fire.
+ * `alert_at_percent`: one alert per month when spend crosses it (and one when the budget is reached).
+ */
+export const Budget = z.strictObject({
+  monthly_usd: z.number().positive().max(1_000_000_000).multipleOf(0.01, "whole cents"),
+  mode: z.enum(["hard", "soft"]),
+  alert_at_percent: z.number().int().min(1).max(99).optional(),
+});
+export type Budget = z.infer<typeof Budget>;
+
+/**
+ * An IANA time zone name (`Europe/Berlin`, `UTC`) as Intl knows it, kept in its canonical spelling
+ * (`europe/berlin` becomes `Europe/Berlin`); a workspace's months and days are counted in it.
+ */
+export const TimeZoneName = z
+  .string()
+  .min(1)
+  .max(64)
+  .refine((name) => canonicalTimeZone(name) !== undefined, { message: "an IANA time zone name, e.g. Europe/Berlin or UTC" })
+  .transform((name) => canonicalTimeZone(name) ?? name);
+
+/** The zone's canonical name, or undefined when Intl does not know it. */
+export function canonicalTimeZone(name: string): string | undefined {
+  // Newer ICU versions also take UTC offsets ("+01:00"); a zone name is what we store, on every Node.
+  if (!/^[A-Za-z]/.test(name)) return undefined;
+  try {
+    return new Intl.DateTimeFormat("en-US", { timeZone: name }).resolvedOptions().timeZone;
+  } catch {
+    return undefined;
+  }
+}
+
 export const SubscriptionStatus = z.enum(["active", "canceled"]);
 export const KeyStatus = z.enum(["active", "disabled", "revoked"]);
 export type KeyStatus = z.infer<typeof KeyStatus>;
@@ -24,6 +58,8 @@ export const CreateWorkspaceBody = z.strictObject({
   models: ModelPatterns.optional(),
   tools: ToolList.optional(),
   limits: Limits.optional(),
+  timezone: TimeZoneName.optional(),
+  budget: Budget.optional(),
 });
 export type CreateWorkspaceBody = z.infer<typeof CreateWorkspaceBody>;
 
@@ -35,6 +71,9 @@ export const PatchWorkspaceBody = z
     models: ModelPatterns.optional(),
     tools: ToolList.optional(),
     limits: Limits.optional(),
+    timezone: TimeZoneName.optional(),
+    /** Replaces the budget; null removes it. */
+    budget: Budget.nullable().optional(),
   })
   .refine((b) => Object.keys(b).length > 0, { message: "at least one field is required" });
 export type PatchWorkspaceBody = z.infer<typeof PatchWorkspaceBody>;
@@ -44,6 +83,7 @@ export const CreateKeyBody = z.strictObject({
   models: ModelPatterns.optional(),
   tools: ToolList.optional(),
   limits: Limits.optional(),
+  budget: Budget.optional(),
 });
 export type CreateKeyBody = z.infer<typeof CreateKeyBody>;
 
@@ -56,6 +96,8 @@ export const PatchKeyBody = z
     status: KeyStatus.optional(),
     name: z.string().trim().min(1).max(200).optional(),
     limits: Limits.optional(),
+    /** Replaces the key's budget; null removes it. */
+    budget: Budget.nullable().optional(),
   })
   .refine((b) => Object.keys(b).length > 0, { message: "at least one field is required" });
 export type PatchKeyBody = z.infer<typeof PatchKeyBody>;
@@ -69,6 +111,8 @@ export const Workspace = z.object({
   models: z.array(z.string()),
   tools: z.array(z.string()),
   limits: Limits,
+  timezone: z.string(),
+  budget: Budget.nullable(),
   created_at: z.number().int(),
   updated_at: z.number().int(),
 });
@@ -84,6 +128,7 @@ export const ApiKey = z.object({
   models: z.array(z.string()).nullable(),
   tools: z.array(z.string()).nullable(),
   limits: Limits,
+  budget: Budget.nullable(),
   created_at: z.number().int(),
   updated_at: z.number().int(),
 });

@@ -46,7 +46,7 @@ export const internalHeaders = {
    */
   tokenTicket: "x-gw-token-ticket",
   /**
-   * What the call learned and used (a `CallOutcome` as JSON), sent by inference and tools back to
+   * What the call learned and used (a `CallOutcome` in formatCallOutcome's form), sent by inference and tools back to
    * ingress for the usage record: a response header on JSON answers, an HTTP trailer on streams.
    */
   outcome: "x-gw-outcome",

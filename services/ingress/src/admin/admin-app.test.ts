@@ -211,3 +211,63 @@ describe("PATCH /admin/keys/{id}", () => {
     expect(stored?.status).toBe("active");
   });
 });
+
+describe("budgets and time zones", () => {
+  it("when a workspace is created with a zone and a budget, then both are stored, the zone in its canonical spelling", async () => {
+    const { status, body } = await call("POST", "/admin/workspaces", {
+      name: "berlin",
+      plan: "pro",
+      timezone: "europe/berlin",
+      budget: { monthly_usd: 50, mode: "hard", alert_at_percent: 80 },
+    });
+    expect(status).toBe(201);
+    expect(body).toMatchObject({ timezone: "Europe/Berlin", budget: { monthly_usd: 50, mode: "hard", alert_at_percent: 80 } });
+    const plain = await call("GET", `/admin/workspaces/${await workspace({ plan: "plus" })}`);
+    expect(plain.body).toMatchObject({ timezone: "UTC", budget: null });
+  });
+
+  it.each([
+    [{ timezone: "Mars/Olympus" }, "timezone"],
+    [{ timezone: "+01:00" }, "timezone"],
+    [{ budget: { monthly_usd: 0, mode: "hard" } }, "budget.monthly_usd"],
+    [{ budget: { monthly_usd: 10.001, mode: "hard" } }, "budget.monthly_usd"],
+    [{ budget: { monthly_usd: 10, mode: "strict" } }, "budget.mode"],
+    [{ budget: { monthly_usd: 10, mode: "soft", alert_at_percent: 100 } }, "budget.alert_at_percent"],
+    [{ budget: { monthly_usd: 10, mode: "soft", extra: 1 } }, "budget"],
+  ])("when a workspace patch holds %j, then 400 naming %s and nothing changes", async (patch, param) => {
+    const ws = await workspace({ plan: "plus", budget: { monthly_usd: 5, mode: "soft" } });
+    const { status, body } = await call("PATCH", `/admin/workspaces/${ws}`, patch);
+    expect(status).toBe(400);
+    expect(body.error?.param).toBe(param);
+    expect((await call("GET", `/admin/workspaces/${ws}`)).body).toMatchObject({ timezone: "UTC", budget: { monthly_usd: 5, mode: "soft" } });
+    expect(published).toEqual([]);
+  });
+
+  it("when a workspace's budget is patched to null, then it is removed and the change is broadcast", async () => {
+    const ws = await workspace({ plan: "plus", budget: { monthly_usd: 5, mode: "hard" } });
+    const { status, body } = await call("PATCH", `/admin/workspaces/${ws}`, { budget: null, timezone: "Asia/Tokyo" });
+    expect(status).toBe(200);
+    expect(body).toMatchObject({ budget: null, timezone: "Asia/Tokyo" });
+    expect(published).toContainEqual(expect.objectContaining({ kind: "workspace", id: ws }));
+    // A patch that does not name the budget leaves it alone.
+    await call("PATCH", `/admin/workspaces/${ws}`, { budget: { monthly_usd: 7.5, mode: "soft" } });
+    expect((await call("PATCH", `/admin/workspaces/${ws}`, { name: "renamed" })).body).toMatchObject({ budget: { monthly_usd: 7.5, mode: "soft" } });
+  });
+
+  it("when a key's budget exceeds its workspace's, then 400 naming budget.monthly_usd; within it or with no workspace budget, stored", async () => {
+    const ws = await workspace({ plan: "plus", budget: { monthly_usd: 50, mode: "hard" } });
+    const refused = await call("POST", `/admin/workspaces/${ws}/keys`, { budget: { monthly_usd: 50.01, mode: "hard" } });
+    expect(refused.status).toBe(400);
+    expect(refused.body.error).toMatchObject({ param: "budget.monthly_usd" });
+    expect(refused.body.error?.message).toContain("workspace's 50");
+    const id = await key(ws, { budget: { monthly_usd: 50, mode: "soft" } });
+    const patched = await call("PATCH", `/admin/keys/${id}`, { budget: { monthly_usd: 60, mode: "hard" } });
+    expect(patched.status).toBe(400);
+    expect((await call("PATCH", `/admin/keys/${id}`, { budget: { monthly_usd: 20, mode: "hard" } })).body).toMatchObject({
+      budget: { monthly_usd: 20, mode: "hard" },
+    });
+    expect((await call("PATCH", `/admin/keys/${id}`, { budget: null })).body).toMatchObject({ budget: null });
+    const free = await workspace({ plan: "plus" });
+    expect((await call("POST", `/admin/workspaces/${free}/keys`, { budget: { monthly_usd: 1000, mode: "hard" } })).status).toBe(201);
+  });
+});

@@ -3,7 +3,7 @@ import express, { type Express, type RequestHandler } from "express";
 import { CreateKeyBody, CreateWorkspaceBody, PatchKeyBody, PatchWorkspaceBody } from "@gw/contracts";
 import type { Bus } from "@gw/bus";
 import type { PlanLimitsTable } from "@gw/config";
-import type { Limits, Workspace } from "@gw/contracts";
+import type { Budget, Limits, Workspace } from "@gw/contracts";
 import { GatewayError } from "@gw/errors";
 import type { Logger } from "@gw/logger";
 import { createServiceApp, finishApp, routeLabel, type Sealer, type ServiceMetrics } from "@gw/service-kit";
@@ -66,6 +66,7 @@ export function createAdminApp(deps: AdminAppDeps): Express {
     const body = CreateKeyBody.parse(req.body ?? {});
     const workspace = await found(store.getWorkspace(req.params.id as string), "workspace");
     if (body.limits) assertKeyNarrows(body.limits, deps.plans, workspace);
+    if (body.budget) assertBudgetNarrows(body.budget, workspace);
     const { key, secret } = await store.createKey(workspace.id, body);
     res.status(201).json({ ...key, key: secret });
   });
@@ -76,9 +77,11 @@ export function createAdminApp(deps: AdminAppDeps): Express {
   app.patch("/admin/keys/:id", routeLabel("/admin/keys/:id"), async (req, res) => {
     const patch = PatchKeyBody.parse(req.body ?? {});
     const id = req.params.id as string;
-    if (patch.limits) {
+    if (patch.limits || patch.budget) {
       const key = await found(store.getKey(id), "key");
-      assertKeyNarrows(patch.limits, deps.plans, await found(store.getWorkspace(key.workspace_id), "workspace"));
+      const workspace = await found(store.getWorkspace(key.workspace_id), "workspace");
+      if (patch.limits) assertKeyNarrows(patch.limits, deps.plans, workspace);
+      if (patch.budget) assertBudgetNarrows(patch.budget, workspace);
     }
     const result = await found(store.patchKey(id, patch), "key");
     if (result === "revoked") throw new GatewayError("conflict", "A revoked key cannot be enabled or disabled again");
@@ -115,6 +118,22 @@ function assertKeyNarrows(limits: Limits, plans: PlanLimitsTable, workspace: Wor
         { param: `limits.${field}` },
       );
     }
+  }
+}
+
+/**
+ * A key's budget may only narrow its workspace's: at most the workspace's monthly amount when the
+ * workspace has a budget. As with limits, a workspace budget lowered later still binds the key,
+ * since both scopes are enforced.
+ */
+function assertBudgetNarrows(budget: Budget, workspace: Workspace): void {
+  const ceiling = workspace.budget?.monthly_usd;
+  if (ceiling !== undefined && budget.monthly_usd > ceiling) {
+    throw new GatewayError(
+      "invalid_request",
+      `Invalid body: budget.monthly_usd: the key's ${budget.monthly_usd} exceeds the workspace's ${ceiling} (a key can only narrow its workspace's budget)`,
+      { param: "budget.monthly_usd" },
+    );
   }
 }
 

@@ -9,6 +9,7 @@ function principal(keyId: string, workspaceId = "ws_1"): KeyPrincipal {
     keyModels: null,
     keyTools: null,
     keyLimits: {},
+    keyBudget: null,
     sealedCredentials: {},
     workspace: {
       id: workspaceId,
@@ -19,6 +20,8 @@ function principal(keyId: string, workspaceId = "ws_1"): KeyPrincipal {
       models: ["*"],
       tools: ["webtool", "serptool"],
       limits: {},
+      timezone: "UTC",
+      budget: null,
       created_at: 0,
       updated_at: 0,
     },

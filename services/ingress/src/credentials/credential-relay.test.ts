@@ -16,6 +16,7 @@ function principal(plan: "pro" | "enterprise", workspaceId: string, keys: Record
     keyModels: null,
     keyTools: null,
     keyLimits: {},
+    keyBudget: null,
     sealedCredentials,
     workspace: {
       id: workspaceId,
@@ -26,6 +27,8 @@ function principal(plan: "pro" | "enterprise", workspaceId: string, keys: Record
       models: ["*"],
       tools: [],
       limits: {},
+      timezone: "UTC",
+      budget: null,
       created_at: 0,
       updated_at: 0,
     },

@@ -21,6 +21,7 @@ function principal(workspaceLimits: KeyPrincipal["keyLimits"], keyLimits: KeyPri
     keyModels: null,
     keyTools: null,
     keyLimits,
+    keyBudget: null,
     sealedCredentials: {},
     workspace: {
       id: "ws_1",
@@ -31,6 +32,8 @@ function principal(workspaceLimits: KeyPrincipal["keyLimits"], keyLimits: KeyPri
       models: ["*"],
       tools: [],
       limits: workspaceLimits,
+      timezone: "UTC",
+      budget: null,
       created_at: 0,
       updated_at: 0,
     },

@@ -1,4 +1,4 @@
-import type { ApiKey, CreateKeyBody, CreateWorkspaceBody, KeyStatus, Limits, PatchKeyBody, PatchWorkspaceBody, Workspace } from "@gw/contracts";
+import type { ApiKey, Budget, CreateKeyBody, CreateWorkspaceBody, KeyStatus, Limits, PatchKeyBody, PatchWorkspaceBody, Workspace } from "@gw/contracts";
 import type { Db } from "@gw/db";
 import { generateKey, newId } from "../auth/keys";
 
@@ -9,6 +9,7 @@ export interface KeyPrincipal {
   keyModels: string[] | null;
   keyTools: string[] | null;
   keyLimits: Limits;
+  keyBudget: Budget | null;
   workspace: Workspace;
   /** The workspace's own provider credentials, sealed at rest, by provider name. */
   sealedCredentials: Record<string, string>;
@@ -22,6 +23,8 @@ interface WorkspaceRow {
   models: string[];
   tools: string[];
   limits: Limits;
+  timezone: string;
+  budget: Budget | null;
   created_at: Date | string;
   updated_at: Date | string;
 }
@@ -35,6 +38,7 @@ interface KeyRow {
   models: string[] | null;
   tools: string[] | null;
   limits: Limits;
+  budget: Budget | null;
   created_at: Date | string;
   updated_at: Date | string;
 }
@@ -52,6 +56,8 @@ function toWorkspace(row: WorkspaceRow): Workspace {
     models: row.models,
     tools: row.tools,
     limits: row.limits,
+    timezone: row.timezone,
+    budget: row.budget,
     created_at: seconds(row.created_at),
     updated_at: seconds(row.updated_at),
   };
@@ -68,13 +74,14 @@ function toApiKey(row: KeyRow): ApiKey {
     models: row.models,
     tools: row.tools,
     limits: row.limits,
+    budget: row.budget,
     created_at: seconds(row.created_at),
     updated_at: seconds(row.updated_at),
   };
 }
 
-const workspaceColumns = "id, name, plan, subscription, models, tools, limits, created_at, updated_at";
-const keyColumns = "id, workspace_id, name, prefix, status, models, tools, limits, created_at, updated_at";
+const workspaceColumns = "id, name, plan, subscription, models, tools, limits, timezone, budget, created_at, updated_at";
+const keyColumns = "id, workspace_id, name, prefix, status, models, tools, limits, budget, created_at, updated_at";
 
 /** Workspaces and keys in the `ingress` schema; the only code that writes them. */
 export class IdentityStore {
@@ -82,10 +89,11 @@ export class IdentityStore {
 
   async createWorkspace(body: CreateWorkspaceBody): Promise<Workspace> {
     const { rows } = await this.db.query<WorkspaceRow>(
-      `INSERT INTO ingress.workspaces (id, name, plan, models, tools, limits)
-       VALUES ($1, $2, $3, COALESCE($4::jsonb, '["*"]'::jsonb), COALESCE($5::jsonb, '["webtool","serptool"]'::jsonb), COALESCE($6::jsonb, '{}'::jsonb))
+      `INSERT INTO ingress.workspaces (id, name, plan, models, tools, limits, timezone, budget)
+       VALUES ($1, $2, $3, COALESCE($4::jsonb, '["*"]'::jsonb), COALESCE($5::jsonb, '["webtool","serptool"]'::jsonb), COALESCE($6::jsonb, '{}'::jsonb),
+               COALESCE($7, 'UTC'), $8::jsonb)
        RETURNING ${workspaceColumns}`,
-      [newId("ws"), body.name, body.plan, json(body.models), json(body.tools), json(body.limits)],
+      [newId("ws"), body.name, body.plan, json(body.models), json(body.tools), json(body.limits), body.timezone ?? null, json(body.budget)],
     );
     return toWorkspace(rows[0] as WorkspaceRow);
   }
@@ -109,10 +117,23 @@ export class IdentityStore {
          models = COALESCE($5::jsonb, models),
          tools = COALESCE($6::jsonb, tools),
          limits = COALESCE($7::jsonb, limits),
+         timezone = COALESCE($8, timezone),
+         budget = CASE WHEN $9::boolean THEN $10::jsonb ELSE budget END,
          updated_at = now()
        WHERE id = $1
        RETURNING ${workspaceColumns}`,
-      [id, patch.name ?? null, patch.plan ?? null, patch.subscription ?? null, json(patch.models), json(patch.tools), json(patch.limits)],
+      [
+        id,
+        patch.name ?? null,
+        patch.plan ?? null,
+        patch.subscription ?? null,
+        json(patch.models),
+        json(patch.tools),
+        json(patch.limits),
+        patch.timezone ?? null,
+        patch.budget !== undefined,
+        json(patch.budget ?? undefined),
+      ],
     );
     return rows[0] ? toWorkspace(rows[0]) : undefined;
   }
@@ -121,10 +142,10 @@ export class IdentityStore {
   async createKey(workspaceId: string, body: CreateKeyBody): Promise<{ key: ApiKey; secret: string }> {
     const { secret, hash, prefix } = generateKey();
     const { rows } = await this.db.query<KeyRow>(
-      `INSERT INTO ingress.api_keys (id, workspace_id, name, key_hash, prefix, models, tools, limits)
-       VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7::jsonb, COALESCE($8::jsonb, '{}'::jsonb))
+      `INSERT INTO ingress.api_keys (id, workspace_id, name, key_hash, prefix, models, tools, limits, budget)
+       VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7::jsonb, COALESCE($8::jsonb, '{}'::jsonb), $9::jsonb)
        RETURNING ${keyColumns}`,
-      [newId("key"), workspaceId, body.name ?? null, hash, prefix, json(body.models), json(body.tools), json(body.limits)],
+      [newId("key"), workspaceId, body.name ?? null, hash, prefix, json(body.models), json(body.tools), json(body.limits), json(body.budget)],
     );
     return { key: toApiKey(rows[0] as KeyRow), secret };
   }
@@ -151,10 +172,11 @@ export class IdentityStore {
          status = COALESCE($2, status),
          name = COALESCE($3, name),
          limits = COALESCE($4::jsonb, limits),
+         budget = CASE WHEN $5::boolean THEN $6::jsonb ELSE budget END,
          updated_at = now()
        WHERE id = $1 AND ($2::text IS NULL OR status <> 'revoked' OR $2 = 'revoked')
        RETURNING ${keyColumns}`,
-      [id, status, patch.name ?? null, json(patch.limits)],
+      [id, status, patch.name ?? null, json(patch.limits), patch.budget !== undefined, json(patch.budget ?? undefined)],
     );
     if (rows[0]) return toApiKey(rows[0]);
     const { rows: existing } = await this.db.query<{ status: KeyStatus }>(`SELECT status FROM ingress.api_keys WHERE id = $1`, [id]);
@@ -174,11 +196,12 @@ export class IdentityStore {
         key_models: string[] | null;
         key_tools: string[] | null;
         key_limits: Limits;
+        key_budget: Budget | null;
         credentials: Record<string, string> | null;
       }
     >(
-      `SELECT k.id AS key_id, k.status AS key_status, k.models AS key_models, k.tools AS key_tools, k.limits AS key_limits,
-              w.id, w.name, w.plan, w.subscription, w.models, w.tools, w.limits, w.created_at, w.updated_at,
+      `SELECT k.id AS key_id, k.status AS key_status, k.models AS key_models, k.tools AS key_tools, k.limits AS key_limits, k.budget AS key_budget,
+              w.id, w.name, w.plan, w.subscription, w.models, w.tools, w.limits, w.timezone, w.budget, w.created_at, w.updated_at,
               (SELECT jsonb_object_agg(c.provider, c.sealed) FROM ingress.provider_credentials c WHERE c.workspace_id = w.id) AS credentials
        FROM ingress.api_keys k JOIN ingress.workspaces w ON w.id = k.workspace_id
        WHERE k.key_hash = $1`,
@@ -192,6 +215,7 @@ export class IdentityStore {
       keyModels: row.key_models,
       keyTools: row.key_tools,
       keyLimits: row.key_limits,
+      keyBudget: row.key_budget,
       workspace: toWorkspace(row),
       sealedCredentials: row.credentials ?? {},
     };
