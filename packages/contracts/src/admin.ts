@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { Limits, PlanName } from "./identity";
+import { canonicalZone } from "./zoned-time";
 
 /** Model allow-list entries: "*" or names with "*" globs. */
 const ModelPatterns = z
@@ -32,21 +33,8 @@ export type Budget = z.infer<typeof Budget>;
  */
 export const TimeZoneName = z
   .string()
-  .min(1)
-  .max(64)
-  .refine((name) => canonicalTimeZone(name) !== undefined, { message: "an IANA time zone name, e.g. Europe/Berlin or UTC" })
-  .transform((name) => canonicalTimeZone(name) ?? name);
-
-/** The zone's canonical name, or undefined when Intl does not know it. */
-export function canonicalTimeZone(name: string): string | undefined {
-  // Newer ICU versions also take UTC offsets ("+01:00"); a zone name is what we store, on every Node.
-  if (!/^[A-Za-z]/.test(name)) return undefined;
-  try {
-    return new Intl.DateTimeFormat("en-US", { timeZone: name }).resolvedOptions().timeZone;
-  } catch {
-    return undefined;
-  }
-}
+  .refine((name) => canonicalZone(name) !== undefined, { message: "an IANA time zone name, e.g. Europe/Berlin or UTC" })
+  .transform((name) => canonicalZone(name) ?? name);
 
 export const SubscriptionStatus = z.enum(["active", "canceled"]);
 export const KeyStatus = z.enum(["active", "disabled", "revoked"]);

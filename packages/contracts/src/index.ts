@@ -16,3 +16,4 @@ export * from "./tools";
 export * from "./jobs";
 export * from "./usage";
 export * from "./outcome-header";
+export * from "./zoned-time";

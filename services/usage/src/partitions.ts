@@ -1,6 +1,6 @@
 import type { Db, Queryable } from "@gw/db";
 import { dayOf } from "./ingest/ledger-row";
-import { DAY_MS } from "./time";
+import { DAY_MS } from "@gw/contracts";
 
 const PARTITION = /^records_(\d{8})$/;
 // Advisory lock key (two ints): replicas creating or dropping partitions at once take turns.

@@ -10,7 +10,7 @@ import { RecordPartitions } from "./partitions";
 import { defaultPricer } from "./default-pricer";
 import type { Pricer } from "./pricing";
 import { mountUsageRoutes } from "./routes";
-import { HOUR_MS } from "./time";
+import { HOUR_MS } from "@gw/contracts";
 
 export interface UsageSettings {
   host: string;

@@ -1,6 +1,6 @@
 import { fromZodError, GatewayError } from "@gw/errors";
 import { z } from "zod";
-import { canonicalZone, HOUR_MS, instantOf } from "../time";
+import { canonicalZone, HOUR_MS, instantOf } from "@gw/contracts";
 
 /**
  * The query parameters of the ledger's routes, checked with zod: a bad or unknown parameter is a

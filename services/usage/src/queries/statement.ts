@@ -1,6 +1,6 @@
 import type { Db } from "@gw/db";
 import { addDecimal, decimalOf } from "../decimal";
-import { formatInZone, monthOf, monthRange } from "../time";
+import { formatInZone, monthOf, monthRange } from "@gw/contracts";
 
 export interface StatementLine {
   /** The public model billed, or null on a tool's line. */

@@ -2,7 +2,7 @@ import type { Db } from "@gw/db";
 import { GatewayError } from "@gw/errors";
 import { decimalOf } from "../decimal";
 import { HISTOGRAM_BUCKETS, percentile } from "../histogram";
-import { formatInZone, isWholeHour, wholeHourOffsets } from "../time";
+import { formatInZone, isWholeHour, wholeHourOffsets } from "@gw/contracts";
 import type { GroupField, UsageParams } from "./params";
 
 export interface UsageRow {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { canonicalZone, formatInZone, instantOf, monthOf, monthRange, offsetMinutes, wholeHourOffsets } from "./time";
+import { canonicalZone, formatInZone, instantOf, monthOf, monthRange, offsetMinutes, wholeHourOffsets } from "./zoned-time";
 
 describe("when instants are placed in a time zone", () => {
   it("then offsets, wall times and their ISO text follow the zone", () => {

@@ -1,6 +1,7 @@
 /**
  * Time-zone arithmetic with Intl (no dependency): offsets, local wall times to instants, and the
- * ISO text of an instant in a zone. Queries group by zone in SQL; these decide the bounds.
+ * ISO text of an instant in a zone. The ledger's queries group by zone in SQL and these decide the
+ * bounds; budgets count their months with them.
  */
 const HOUR_MS = 3_600_000;
 const DAY_MS = 24 * HOUR_MS;
@@ -16,9 +17,11 @@ function offsetFormatter(tz: string): Intl.DateTimeFormat {
   return formatter;
 }
 
-/** The zone's canonical IANA name, or undefined when Intl does not know it. */
+/** The zone's canonical IANA name (`europe/berlin` → `Europe/Berlin`), or undefined when Intl does not know it. */
 export function canonicalZone(tz: string): string | undefined {
   if (tz.length === 0 || tz.length > 64) return undefined;
+  // Newer ICU versions also take UTC offsets ("+01:00"); only a zone name is taken, on every Node.
+  if (!/^[A-Za-z]/.test(tz)) return undefined;
   try {
     return new Intl.DateTimeFormat("en-US", { timeZone: tz }).resolvedOptions().timeZone;
   } catch {
