@@ -27,6 +27,11 @@ export const errorCodes = {
   /** A workspace has its own credential for the provider but the gateway cannot open it (its master key changed). */
   provider_credential_unavailable: { status: 424, openai: "invalid_request_error", anthropic: "invalid_request_error" },
   rate_limit_exceeded: { status: 429, openai: "requests", anthropic: "rate_limit_error" },
+  /**
+   * A hard monthly budget of the workspace or the key has no room for the request's worst-case cost.
+   * OpenAI's own name for a spent quota; not retryable until the month (or the budget) changes.
+   */
+  insufficient_quota: { status: 429, openai: "insufficient_quota", anthropic: "insufficient_quota" },
   upstream_rate_limited: { status: 429, openai: "rate_limit_error", anthropic: "rate_limit_error" },
   /** A client address that failed to authenticate too often is refused for the rest of its window. */
   too_many_auth_failures: { status: 429, openai: "rate_limit_error", anthropic: "rate_limit_error" },

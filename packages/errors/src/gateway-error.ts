@@ -44,7 +44,7 @@ export class GatewayError extends Error {
     if (format === "anthropic") {
       const envelope: AnthropicErrorEnvelope = {
         type: "error",
-        error: { type: this.type && this.status !== 429 ? this.type : anthropicTypeFor(this.status, row.anthropic), message: this.message },
+        error: { type: this.type && this.status !== 429 ? this.type : anthropicTypeFor(this.status, row), message: this.message },
       };
       if (requestId) envelope.request_id = requestId;
       return envelope;
@@ -53,8 +53,9 @@ export class GatewayError extends Error {
   }
 }
 
-/** When the status was overridden (an upstream 4xx passed through), name the type by status. */
-function anthropicTypeFor(status: number, fallback: string): string {
+/** The code's own type; when the status was overridden (an upstream 4xx passed through), the type for that status. */
+function anthropicTypeFor(status: number, row: { status: number; anthropic: string }): string {
+  if (status === row.status) return row.anthropic;
   const byStatus: Record<number, string> = {
     400: "invalid_request_error",
     401: "authentication_error",
@@ -63,7 +64,7 @@ function anthropicTypeFor(status: number, fallback: string): string {
     413: "request_too_large",
     429: "rate_limit_error",
   };
-  return byStatus[status] ?? fallback;
+  return byStatus[status] ?? row.anthropic;
 }
 
 /** A zod failure on a request body: 400 naming the first offending field, as OpenAI does. */

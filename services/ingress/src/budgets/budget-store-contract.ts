@@ -1,0 +1,106 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { ALERT_CROSSED, BUDGET_REACHED, type BudgetScope, type BudgetStore } from "./types";
+
+let seq = 0;
+const DAY = 86_400_000;
+
+/** A workspace scope and a key scope of a fresh workspace: budgets in nano-dollars. */
+function scopes(ws: Partial<BudgetScope>, key?: Partial<BudgetScope>): BudgetScope[] {
+  seq += 1;
+  const base = `bg-test:${process.pid}:${Date.now()}:${seq}`;
+  const out: BudgetScope[] = [{ key: `${base}:ws`, limitNano: 1_000, hard: true, alertNano: undefined, ...ws }];
+  if (key) out.push({ key: `${base}:key`, limitNano: 1_000, hard: true, alertNano: undefined, ...key });
+  return out;
+}
+
+/**
+ * The budget store's semantics, run against every implementation (Redis and in-memory) so the mesh
+ * and the embedded default behave the same. `make` opens a store; `second` (when given) opens another
+ * on the same backing state, as a second ingress replica would.
+ */
+export function budgetStoreContract(name: string, make: () => Promise<BudgetStore>, second?: () => Promise<BudgetStore>): void {
+  describe(`${name} budget store`, () => {
+    const opened: BudgetStore[] = [];
+    const open = async (factory = make) => {
+      const store = await factory();
+      opened.push(store);
+      return store;
+    };
+    afterEach(async () => {
+      await Promise.all(opened.splice(0).map((s) => s.close()));
+    });
+
+    it("when a month has no counter, then it asks for seeds, reserves nothing, and a seed starts it once", async () => {
+      const store = await open();
+      const s = scopes({}, {});
+      expect(await store.admit(s, 10, undefined, DAY)).toEqual({ kind: "unseeded", indexes: [0, 1] });
+      expect(await store.admit(s, 10, [100, 40], DAY)).toEqual({ kind: "admitted", used: [100, 40] });
+      // A later seed does not overwrite a counter that exists.
+      expect(await store.admit(s, 10, [999, 999], DAY)).toEqual({ kind: "admitted", used: [110, 50] });
+      expect(await store.admit(s, 10, undefined, DAY)).toEqual({ kind: "admitted", used: [120, 60] });
+    });
+
+    it("when holds fill a hard budget, then the request that does not fit is denied and nothing is held for it", async () => {
+      const store = await open();
+      const s = scopes({ limitNano: 1_000 }, { limitNano: 250 });
+      await store.admit(s, 0, [0, 0], DAY);
+      expect(await store.admit(s, 100, undefined, DAY)).toMatchObject({ kind: "admitted" });
+      expect(await store.admit(s, 100, undefined, DAY)).toMatchObject({ kind: "admitted" });
+      // The key has 50 left: 100 does not fit; the workspace's 800 would.
+      expect(await store.admit(s, 100, undefined, DAY)).toEqual({ kind: "denied", index: 1, used: 200 });
+      expect(await store.admit(s, 50, undefined, DAY)).toEqual({ kind: "admitted", used: [200, 200] });
+      // Exactly at the budget: spent, so even a request that costs nothing is refused.
+      expect(await store.admit(s, 0, undefined, DAY)).toEqual({ kind: "denied", index: 1, used: 250 });
+    });
+
+    it("when settled, then the hold is released and the real cost spent, so a cheaper call makes room", async () => {
+      const store = await open();
+      const s = scopes({ limitNano: 300 });
+      await store.admit(s, 0, [0], DAY);
+      await store.admit(s, 100, undefined, DAY);
+      await store.admit(s, 100, undefined, DAY);
+      await store.admit(s, 100, undefined, DAY);
+      expect(await store.admit(s, 100, undefined, DAY)).toMatchObject({ kind: "denied" });
+      await store.settle(s, 100, 20);
+      await store.settle(s, 100, 0); // a failed call gives its reservation back
+      expect(await store.admit(s, 100, undefined, DAY)).toEqual({ kind: "admitted", used: [120] });
+      expect(await store.admit(s, 80, undefined, DAY)).toEqual({ kind: "admitted", used: [220] });
+      expect(await store.admit(s, 1, undefined, DAY)).toMatchObject({ kind: "denied", used: 300 });
+    });
+
+    it("when a soft budget is passed, then requests go on and each threshold is reported once", async () => {
+      const store = await open();
+      const s = scopes({ limitNano: 100, hard: false, alertNano: 80 });
+      await store.admit(s, 0, [0], DAY);
+      expect(await store.settle(s, 0, 50)).toEqual([0]);
+      expect(await store.settle(s, 0, 40)).toEqual([ALERT_CROSSED]);
+      expect(await store.settle(s, 0, 5)).toEqual([0]);
+      expect(await store.settle(s, 0, 10)).toEqual([BUDGET_REACHED]);
+      expect(await store.admit(s, 500, undefined, DAY)).toEqual({ kind: "admitted", used: [105] });
+      expect(await store.settle(s, 500, 500)).toEqual([0]);
+      const jump = scopes({ limitNano: 100, hard: false, alertNano: 50 });
+      await store.admit(jump, 0, [0], DAY);
+      expect(await store.settle(jump, 0, 150)).toEqual([ALERT_CROSSED | BUDGET_REACHED]);
+    });
+
+    it("when a counter is gone (a flush), then settling it changes nothing and does not recreate it", async () => {
+      const store = await open();
+      const s = scopes({});
+      expect(await store.settle(s, 10, 10)).toEqual([0]);
+      expect(await store.admit(s, 10, undefined, DAY)).toEqual({ kind: "unseeded", indexes: [0] });
+    });
+
+    it("when 500 requests race against a budget for 50 worst cases, from two replicas, then exactly 50 are held", async () => {
+      const first = await open();
+      const other = second ? await open(second) : first;
+      const s = scopes({ limitNano: 50 * 1_000_003 }, { limitNano: 80 * 1_000_003 });
+      await first.admit(s, 0, [0, 0], DAY);
+      const results = await Promise.all(Array.from({ length: 500 }, (_, i) => (i % 2 === 0 ? first : other).admit(s, 1_000_003, undefined, DAY)));
+      const admitted = results.filter((r) => r.kind === "admitted");
+      expect(admitted).toHaveLength(50);
+      // Every refusal names the workspace, the scope with the least room, and saw it full.
+      const denied = results.filter((r) => r.kind === "denied");
+      expect(denied.every((r) => r.kind === "denied" && r.index === 0 && r.used === 50 * 1_000_003)).toBe(true);
+    });
+  });
+}
