@@ -164,6 +164,7 @@ export async function startIngressReplica(gw: RunningMesh, extraEnv: Record<stri
       INFERENCE_URL: `http://127.0.0.1:${gw.ports.inference}`,
       TOOLS_URL: `http://127.0.0.1:${gw.ports.tools}`,
       JOBS_URL: `http://127.0.0.1:${gw.ports.jobs}`,
+      USAGE_URL: `http://127.0.0.1:${gw.ports.usage}`,
       ...extraEnv,
     },
     stdio: ["ignore", "pipe", "pipe"],

@@ -68,12 +68,35 @@ export const JobEvent = z.object({
 });
 export type JobEvent = z.infer<typeof JobEvent>;
 
-/** A token reservation of the rate limiter: where it was charged and how much. */
+/** One budget scope's month counter, as a hold names it (see ingress's budgets/types.ts). */
+export const BudgetHoldScope = z.object({
+  scope: z.enum(["workspace", "key"]),
+  key: z.string().min(1).max(400),
+  limit_nano: z.number().int().min(0),
+  hard: z.boolean(),
+  alert_nano: z.number().int().min(0).optional(),
+  mode: z.enum(["hard", "soft"]),
+  alert_at_percent: z.number().int().optional(),
+});
+
+/** A budget reservation: what was held where, and what settling it needs to price the real usage. */
+export const BudgetHold = z.object({
+  scopes: z.array(BudgetHoldScope).min(1).max(2),
+  reserved_nano: z.number().int().min(0),
+  route: z.string().min(1).max(200),
+  model: z.string().max(256).optional(),
+  at: z.number().int(),
+  period: z.string().regex(/^\d{4}-\d{2}$/),
+});
+export type BudgetHold = z.infer<typeof BudgetHold>;
+
+/** A token reservation of the rate limiter: where it was charged and how much; and the budget hold, if any. */
 export const TokenTicket = z.object({
   workspace_id: z.string().min(1),
   key_id: z.string().min(1),
   bucket: z.number().int(),
   tokens: z.number().int().min(0),
+  budget: BudgetHold.optional(),
 });
 export type TokenTicket = z.infer<typeof TokenTicket>;
 
@@ -85,6 +108,8 @@ export const TokenSettlement = z.object({
   job_id: z.string().startsWith("job_"),
   ticket: TokenTicket,
   used: z.number().int().min(0),
+  /** What the job used, priced by ingress to settle the ticket's budget hold. */
+  outcome: CallOutcome.optional(),
 });
 export type TokenSettlement = z.infer<typeof TokenSettlement>;
 
@@ -113,8 +138,26 @@ export const CredentialChanged = z.object({
 });
 export type CredentialChanged = z.infer<typeof CredentialChanged>;
 
+/**
+ * A budget crossed its alert level or was reached, once per scope and month: published by the
+ * ingress replica whose settlement crossed it, for the console and any listener.
+ */
+export const BudgetAlert = z.object({
+  workspace_id: z.string().min(1),
+  key_id: z.string().min(1).optional(),
+  scope: z.enum(["workspace", "key"]),
+  threshold: z.enum(["alert", "budget"]),
+  period: z.string(),
+  mode: z.enum(["hard", "soft"]),
+  budget_usd: z.number(),
+  alert_at_percent: z.number().int().optional(),
+  at: z.number().int(),
+});
+export type BudgetAlert = z.infer<typeof BudgetAlert>;
+
 export const broadcastSubjects = {
   "identity.changed": IdentityChanged,
+  "budget.alert": BudgetAlert,
 } as const;
 
 export const workSubjects = {

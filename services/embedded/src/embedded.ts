@@ -90,6 +90,7 @@ export async function startEmbedded(
       bodyLimitBytes,
       keyCacheTtlMs: env.GATEWAY_KEY_CACHE_TTL_MS,
       plans: gateway.plans,
+      gateway,
       masterKey: env.GATEWAY_MASTER_KEY,
       providers: Object.keys(gateway.providers),
       rateLimits: rateLimitSettings(env),

@@ -35,6 +35,7 @@ await runUntilSignal(logger, async () => {
       bodyLimitBytes: Math.floor(env.GATEWAY_BODY_LIMIT_MB * 1024 * 1024),
       keyCacheTtlMs: env.GATEWAY_KEY_CACHE_TTL_MS,
       plans: gateway.plans,
+      gateway,
       masterKey: env.GATEWAY_MASTER_KEY,
       providers: Object.keys(gateway.providers),
       rateLimits: rateLimitSettings(env),

@@ -1,5 +1,5 @@
 import type { Express, Request, RequestHandler, Response } from "express";
-import { internalHeaderPrefix } from "@gw/contracts";
+import { internalHeaderPrefix, parseCallOutcomeText, type TokenTicket } from "@gw/contracts";
 import { GatewayError } from "@gw/errors";
 import type { Logger } from "@gw/logger";
 import {
@@ -14,6 +14,7 @@ import {
 } from "@gw/service-kit";
 import type { Authenticator } from "./auth/authenticator";
 import type { BodyBudget } from "./body/body-budget";
+import type { BudgetAsk, BudgetEnd, BudgetGate } from "./budgets/budget-gate";
 import { bodyRule, hasBody } from "./body/body-rules";
 import { discardRestOfBody } from "./body/discard-body";
 import { readRequestBody } from "./body/read-body";
@@ -53,6 +54,8 @@ export interface PublicAppDeps {
   /** Bounds the bytes of bodies this process holds at once. */
   bodyBudget: BodyBudget;
   rateLimits: RateLimitGate;
+  /** Monthly budgets; unset, none are enforced. */
+  budgets?: BudgetGate;
   rateWindowMs: number;
   credentials: CredentialRelay;
   /** Express's `trust proxy`: which proxies' X-Forwarded-For to believe for the client's address. */
@@ -79,7 +82,7 @@ export function createPublicApp(deps: PublicAppDeps): Express {
   app.use(door(deps.authenticator));
   app.use(readBody(deps.bodyLimitBytes, deps.bodyBudget));
   app.use(checkJson);
-  app.use(limitRate(deps.rateLimits, deps.rateWindowMs));
+  app.use(limitRate(deps.rateLimits, deps.rateWindowMs, deps.budgets));
   app.use((req, res, next) => forwarders[res.locals.target!.backend](req, res, next));
   finishApp(app);
   return app;
@@ -180,30 +183,91 @@ function checkJson(req: Request, res: Response, next: () => void): void {
  * Checks and charges both scopes in one call to the limiter, sets the x-ratelimit-* headers, and
  * once the answer is complete settles the token reservation against what the backend reported: the
  * real usage when it said, nothing for a failed call, the estimate when the outcome is unknown (a
- * client that went away mid-stream may still have cost tokens upstream).
+ * client that went away mid-stream may still have cost tokens upstream). A key or workspace with a
+ * budget also holds the request's worst-case cost, asked in the same tick as the rate limit (one
+ * write to Redis, one round trip for both), and settles it the same way.
  */
-function limitRate(gate: RateLimitGate, windowMs: number): RequestHandler {
+function limitRate(gate: RateLimitGate, windowMs: number, budgets: BudgetGate | undefined): RequestHandler {
   return async (req, res, next) => {
     const { target, principal } = res.locals;
     const charge = target!.charge;
     if (!charge || !principal) return next();
     const tokens = charge.tokenRoute ? tokensOf(charge.tokenRoute, target!, req, res) : 0;
-    const admission = await gate.admit(principal, tokens);
-    if (!admission) return next(); // the limiter is unreachable and limits fail open
-    setRateHeaders(res, admission.status);
-    if (!admission.allowed) throw rateLimitError(admission.denial, windowMs);
-    if (tokens > 0) {
-      const ticket = admission.ticket;
-      // A job's usage is known only when it has run: the jobs service has it settled then.
-      if (target!.backend === "jobs") res.locals.tokenTicket = ticket;
+    const budget = budgets?.applies(principal) ? settled(budgets.admit(principal, budgetAsk(req, res, target!), res)) : undefined;
+    let admission: Awaited<ReturnType<RateLimitGate["admit"]>>;
+    try {
+      admission = await gate.admit(principal, tokens);
+    } catch (err) {
+      const held = await budget;
+      if (held?.ok && held.value) budgets!.settle(held.value, principal.workspace.id, principal.keyId, { kind: "failed" });
+      throw err;
+    }
+    if (admission) setRateHeaders(res, admission.status);
+    const held = await budget;
+    if (held && !held.ok) {
+      // Refused by a budget: a rate-limit charge made alongside gives its tokens back.
+      if (admission?.allowed && tokens > 0) gate.settle(admission.ticket, 0);
+      throw held.error;
+    }
+    const hold = held?.value;
+    if (admission && !admission.allowed) {
+      if (hold) budgets!.settle(hold, principal.workspace.id, principal.keyId, { kind: "failed" });
+      throw rateLimitError(admission.denial, windowMs);
+    }
+    const ticket = admission && tokens > 0 ? admission.ticket : undefined;
+    const toJobs = target!.backend === "jobs";
+    // A job's usage is known only when it has run: the jobs service has both settled then.
+    if (toJobs && (ticket || hold)) {
+      res.locals.tokenTicket = {
+        workspace_id: principal.workspace.id,
+        key_id: principal.keyId,
+        bucket: ticket?.bucket ?? 0,
+        tokens: ticket?.tokens ?? 0,
+        ...(hold ? { budget: hold } : {}),
+      } satisfies TokenTicket;
+    }
+    if (ticket || hold) {
       res.once("close", () => {
         const used = res.locals.usageTokens;
-        if (used !== undefined) gate.settle(ticket, used);
-        else if (res.statusCode >= 400) gate.settle(ticket, 0);
+        if (ticket) {
+          if (used !== undefined) gate.settle(ticket, used);
+          else if (res.statusCode >= 400) gate.settle(ticket, 0);
+        }
+        // An accepted job settles when it has run; one refused settles now, as a failed call.
+        if (hold && !(toJobs && res.statusCode < 400)) budgets!.settle(hold, principal.workspace.id, principal.keyId, budgetEndOf(res));
       });
     }
     next();
   };
+}
+
+/** What the budgets price: the route's units, its model, and the body the worst case is read from. */
+function budgetAsk(req: Request, res: Response, target: RouteTarget): BudgetAsk {
+  const json: unknown = res.locals.json;
+  const model = typeof json === "object" && json !== null ? (json as { model?: unknown }).model : undefined;
+  return {
+    route: target.charge?.tokenRoute ?? req.path,
+    model: typeof model === "string" ? model : undefined,
+    tool: target.tool,
+    body: json,
+    uploadBytes: target.body === "multipart" && Buffer.isBuffer(req.body) ? req.body.length : 0,
+  };
+}
+
+/** How the answer ended, for the budget: what the backend reported it used, a failure, or a caller gone. */
+function budgetEndOf(res: Response): BudgetEnd {
+  const outcome = parseCallOutcomeText(res.locals.outcomeText);
+  if (!res.writableFinished && outcome?.usage === undefined) return { kind: "abandoned" };
+  if (res.statusCode >= 400 && outcome?.usage === undefined && outcome?.units === undefined) return { kind: "failed" };
+  return { kind: "answered", outcome };
+}
+
+/** A promise's outcome as a value, so it can wait beside another await without an unhandled rejection. */
+function settled<T>(promise: Promise<T>): Promise<{ ok: true; value: T } | { ok: false; error: unknown }> {
+  return promise.then(
+    (value) => ({ ok: true as const, value }),
+    (error: unknown) => ({ ok: false as const, error }),
+  );
 }
 
 /** The reservation: from the JSON request, or from an upload's size when the body is a form. */

@@ -1,13 +1,18 @@
 import { fileURLToPath } from "node:url";
 import type { Bus, Consumer } from "@gw/bus";
-import { buildInfo, type PlanLimitsTable } from "@gw/config";
+import { buildInfo, type GatewayConfig, type PlanLimitsTable } from "@gw/config";
 import { runMigrations, type Db } from "@gw/db";
 import type { Logger } from "@gw/logger";
-import { createMetrics, Health, Sealer, startHttpServer, UsagePublisher, type RunningServer } from "@gw/service-kit";
+import { createPricer } from "@gw/pricing";
+import { createMetrics, Health, Sealer, startHttpServer, UsagePublisher, type RunningServer, type ServiceMetrics } from "@gw/service-kit";
 import { createAdminApp } from "./admin/admin-app";
 import { CredentialRelay } from "./credentials/credential-relay";
 import { CredentialStore } from "./credentials/credential-store";
 import { BodyBudget } from "./body/body-budget";
+import { BudgetGate } from "./budgets/budget-gate";
+import { MemoryBudgetStore } from "./budgets/memory-budget-store";
+import { type MonthToDate, monthToDateFromLedger } from "./budgets/month-to-date";
+import { RedisBudgetStore } from "./budgets/redis-budget-store";
 import { Authenticator, defaultAuthenticatorLimits, type AuthenticatorLimits } from "./auth/authenticator";
 import type { BackendUrls } from "./proxy/forward";
 import { LeasingLimiter } from "./limits/leasing-limiter";
@@ -40,6 +45,8 @@ export interface IngressSettings {
   providers?: readonly string[];
   /** The usage service, which answers the admin API's usage, logs and statement queries. */
   usageUrl?: string;
+  /** The configuration's models and prices, which budgets price requests with; unset, budgets are not enforced. */
+  gateway?: GatewayConfig;
 }
 
 export interface RateLimitSettings {
@@ -117,6 +124,7 @@ export function createIngressService(deps: IngressDeps): IngressService {
   const { limiter, redis } = createLimiter(settings.rateLimits, logger);
   const usage = new UsagePublisher({ bus, logger, metrics });
   const rateLimits = new RateLimitGate(limiter, settings.plans, settings.rateLimits.failureMode, logger, metrics);
+  const budgets = settings.gateway && createBudgetGate(settings, settings.gateway, redis, bus, logger, metrics);
   // Failing open, Redis being down must not take ingress out of rotation; failing closed, it should.
   if (settings.rateLimits.failureMode === "closed") health.addCheck("redis", () => limiter.ping().then(() => true));
   const onIdentityChanged = (kind: "key" | "workspace", id: string) => {
@@ -133,8 +141,11 @@ export function createIngressService(deps: IngressDeps): IngressService {
       await runMigrations(db, { schema: "ingress", dir: ingressMigrations, logger });
       unsubscribe = bus.subscribe("identity.changed", (change) => onIdentityChanged(change.kind, change.id));
       // Finished async jobs' reservations, settled by one replica as a live call's would be.
-      settlements = await bus.consume("limits.settle", { durable: "ingress", concurrency: 8 }, async ({ ticket, used }) => {
-        rateLimits.settle({ workspaceId: ticket.workspace_id, keyId: ticket.key_id, bucket: ticket.bucket, tokens: ticket.tokens }, used);
+      settlements = await bus.consume("limits.settle", { durable: "ingress", concurrency: 8 }, async ({ ticket, used, outcome }) => {
+        if (ticket.tokens > 0)
+          rateLimits.settle({ workspaceId: ticket.workspace_id, keyId: ticket.key_id, bucket: ticket.bucket, tokens: ticket.tokens }, used);
+        // A job that ran costs what it reported; one that failed or was replayed, nothing.
+        if (ticket.budget) budgets?.settle(ticket.budget, ticket.workspace_id, ticket.key_id, outcome ? { kind: "answered", outcome } : { kind: "failed" });
       });
       const publicApp = createPublicApp({
         logger,
@@ -148,6 +159,7 @@ export function createIngressService(deps: IngressDeps): IngressService {
         bodyBudget: new BodyBudget(settings.door?.bodyInflightBytes ?? DEFAULT_BODY_INFLIGHT_BYTES),
         trustProxy: settings.door?.trustProxy,
         rateLimits,
+        budgets,
         rateWindowMs: settings.rateLimits.windowMs,
         credentials: relay,
       });
@@ -162,6 +174,7 @@ export function createIngressService(deps: IngressDeps): IngressService {
         // The store announces each change on the bus, for the async jobs still waiting to run.
         credentials: { store: new CredentialStore(db, bus), sealer: atRest, providers: settings.providers ?? [] },
         usage: { url: settings.usageUrl, internalSecret: settings.internalSecret },
+        budgets,
       });
       const pub = await startHttpServer(publicApp, settings.port, settings.host, { deferContinue: true });
       const admin = await startHttpServer(adminApp, settings.adminPort, settings.host);
@@ -195,6 +208,39 @@ function authenticatorLimits(guard: AuthGuardSettings): AuthenticatorLimits {
  * In memory for the embedded default (one process: nothing to share, nothing to save); in Redis for
  * the mesh, taken in leases so that a busy key's requests seldom wait for a round trip to it.
  */
+/** Budgets on the rate limiter's Redis connection (or in memory beside the in-memory limiter), seeded from the ledger. */
+function createBudgetGate(
+  settings: IngressSettings,
+  gateway: GatewayConfig,
+  redis: RedisLimiter | undefined,
+  bus: Bus,
+  logger: Logger,
+  metrics: ServiceMetrics,
+): BudgetGate {
+  const { usageUrl, internalSecret } = settings;
+  return new BudgetGate({
+    store: redis ? new RedisBudgetStore(redis.connection, settings.rateLimits.timeoutMs) : new MemoryBudgetStore(),
+    pricer: createPricer(gateway),
+    gateway,
+    monthToDate: usageUrl ? monthToDateFromLedger(usageUrl, internalSecret) : noLedger(logger),
+    failureMode: settings.rateLimits.failureMode,
+    prefix: settings.rateLimits.prefix,
+    bus,
+    logger,
+    metrics,
+  });
+}
+
+/** Without a ledger (no USAGE_URL), a month's counter starts from zero; said once. */
+function noLedger(logger: Logger): MonthToDate {
+  let said = false;
+  return async () => {
+    if (!said) logger.warn("budgets: no usage service (USAGE_URL) to read month-to-date spend from; counters start at zero");
+    said = true;
+    return { workspace: 0, keys: new Map() };
+  };
+}
+
 function createLimiter(settings: RateLimitSettings, logger: Logger): { limiter: Limiter; redis?: RedisLimiter } {
   const window = { windowMs: settings.windowMs, buckets: BUCKETS };
   if (!settings.redisUrl) return { limiter: new MemoryLimiter(window) };

@@ -97,7 +97,11 @@ export function createJobsService(deps: JobsDeps): JobsService {
           if (record) await deps.bus.enqueue("usage.records", { records: [record] }, { msgId: record.request_id });
           // The job's token reservation is settled against its real usage (nothing, if it failed).
           const used = event.usage_tokens ?? (event.status === jobStatuses.failed ? 0 : undefined);
-          if (ticket && used !== undefined) await deps.bus.enqueue("limits.settle", { job_id: event.job_id, ticket, used }, { msgId: event.job_id });
+          if (ticket && used !== undefined) {
+            // With what it used, for the ticket's budget hold (priced by ingress).
+            const settlement = { job_id: event.job_id, ticket, used, ...(event.outcome ? { outcome: event.outcome } : {}) };
+            await deps.bus.enqueue("limits.settle", settlement, { msgId: event.job_id });
+          }
         }),
       );
       // A workspace's credential put or deleted through ingress's admin API: its unfinished jobs take

@@ -8,6 +8,7 @@ import { GatewayError } from "@gw/errors";
 import type { Logger } from "@gw/logger";
 import { createServiceApp, finishApp, routeLabel, type Sealer, type ServiceMetrics } from "@gw/service-kit";
 import type { CredentialStore } from "../credentials/credential-store";
+import type { BudgetGate } from "../budgets/budget-gate";
 import { effectiveWorkspaceLimits } from "../limits/plan-limits";
 import type { IdentityStore } from "../store/identity-store";
 import { mountCredentialRoutes } from "./credential-routes";
@@ -27,6 +28,8 @@ export interface AdminAppDeps {
   credentials?: { store: CredentialStore; sealer: Sealer | undefined; providers: readonly string[] };
   /** Where the usage ledger's reads go (the usage service), and the secret its calls are signed with. */
   usage?: { url: string | undefined; internalSecret: string };
+  /** Monthly budgets, whose counters `GET /admin/workspaces/{id}/budget` reads. */
+  budgets?: BudgetGate;
 }
 
 /** The admin API (docs/configuration.md), on its own port, behind the admin token. */
@@ -87,6 +90,11 @@ export function createAdminApp(deps: AdminAppDeps): Express {
     if (result === "revoked") throw new GatewayError("conflict", "A revoked key cannot be enabled or disabled again");
     await changed("key", result.id);
     res.json(result);
+  });
+  app.get("/admin/workspaces/:id/budget", routeLabel("/admin/workspaces/:id/budget"), async (req, res) => {
+    const workspace = await found(store.getWorkspace(req.params.id as string), "workspace");
+    if (!deps.budgets) throw new GatewayError("upstream_unavailable", "Budgets are not enforced on this gateway");
+    res.json(await deps.budgets.status(workspace, await store.listKeys(workspace.id)));
   });
   if (deps.usage) mountUsageRoutes(app, { usageUrl: deps.usage.url, internalSecret: deps.usage.internalSecret });
   if (deps.credentials) {

@@ -38,6 +38,11 @@ export function budgetStoreContract(name: string, make: () => Promise<BudgetStor
       // A later seed does not overwrite a counter that exists.
       expect(await store.admit(s, 10, [999, 999], DAY)).toEqual({ kind: "admitted", used: [110, 50] });
       expect(await store.admit(s, 10, undefined, DAY)).toEqual({ kind: "admitted", used: [120, 60] });
+      expect(await store.peek(s.map((x) => x.key))).toEqual([
+        { spent: 100, held: 30 },
+        { spent: 40, held: 30 },
+      ]);
+      expect(await store.peek(["bg-test:never-made"])).toEqual([undefined]);
     });
 
     it("when holds fill a hard budget, then the request that does not fit is denied and nothing is held for it", async () => {

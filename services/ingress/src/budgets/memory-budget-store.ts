@@ -59,6 +59,14 @@ export class MemoryBudgetStore implements BudgetStore {
     });
   }
 
+  async peek(keys: readonly string[]): Promise<({ spent: number; held: number } | undefined)[]> {
+    const now = this.now();
+    return keys.map((key) => {
+      const counter = this.live(key, now);
+      return counter && { spent: counter.spent, held: counter.held };
+    });
+  }
+
   async close(): Promise<void> {
     this.counters.clear();
   }

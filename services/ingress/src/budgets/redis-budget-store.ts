@@ -39,6 +39,11 @@ export class RedisBudgetStore implements BudgetStore {
     return ((await this.run(scopes, args)) as unknown[]).map(Number);
   }
 
+  async peek(keys: readonly string[]): Promise<({ spent: number; held: number } | undefined)[]> {
+    const replies = await Promise.all(keys.map((key) => this.client.hmGet(key, ["s", "h"])));
+    return replies.map(([spent, held]) => (spent === null || spent === undefined ? undefined : { spent: Number(spent), held: Number(held ?? 0) }));
+  }
+
   async close(): Promise<void> {
     // The connection is the rate limiter's, closed with it.
   }

@@ -42,5 +42,7 @@ export interface BudgetStore {
    * BUDGET_REACHED). A scope whose counter is gone (Redis flushed) is left to its next seed.
    */
   settle(scopes: readonly BudgetScope[], reservedNano: number, actualNano: number): Promise<number[]>;
+  /** Each counter's spend and holds as they stand (undefined: no counter for the month). */
+  peek(keys: readonly string[]): Promise<({ spent: number; held: number } | undefined)[]>;
   close(): Promise<void>;
 }

@@ -21,18 +21,24 @@ const defaultOutputTokens: Record<string, number> = {
 const generative = new Set(Object.keys(defaultOutputTokens));
 
 export function estimateTokens(route: string, body: unknown): number {
-  if (typeof body !== "object" || body === null || Array.isArray(body)) return 0;
+  const { input, output } = estimateTokenParts(route, body);
+  return input + output;
+}
+
+/** The reservation's two parts: the input's estimate and the most the answer may use (budgets price them apart). */
+export function estimateTokenParts(route: string, body: unknown): { input: number; output: number } {
+  if (typeof body !== "object" || body === null || Array.isArray(body)) return { input: 0, output: 0 };
   const fields = body as Record<string, unknown>;
   let input = 0;
   for (const [name, value] of Object.entries(fields)) {
     if (name !== "model") input += textTokens(value, name);
   }
-  if (!generative.has(route)) return input;
+  if (!generative.has(route)) return { input, output: 0 };
   const max = [fields.max_completion_tokens, fields.max_output_tokens, fields.max_tokens].find(
     (v): v is number => typeof v === "number" && Number.isFinite(v) && v >= 0,
   );
   const choices = typeof fields.n === "number" && fields.n >= 1 ? Math.floor(fields.n) : 1;
-  return input + choices * Math.ceil(max ?? defaultOutputTokens[route] ?? 0);
+  return { input, output: choices * Math.ceil(max ?? defaultOutputTokens[route] ?? 0) };
 }
 
 function textTokens(value: unknown, key: string): number {

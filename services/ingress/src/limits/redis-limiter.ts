@@ -67,6 +67,11 @@ export class RedisLimiter implements Limiter {
     });
   }
 
+  /** The connection, shared by the budgets (their calls then travel in the same writes as the limits'). */
+  get connection(): RedisClientType {
+    return this.client;
+  }
+
   /** Starts connecting; does not wait, so ingress serves (failing open) while Redis is down. */
   connect(): void {
     this.client.connect().catch(() => {

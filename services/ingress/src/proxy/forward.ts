@@ -7,7 +7,6 @@ import { GatewayError } from "@gw/errors";
 import { IdentitySigner, sendError } from "@gw/service-kit";
 import { traceHeaders } from "@gw/telemetry";
 import type { CredentialRelay } from "../credentials/credential-relay";
-import type { Ticket } from "../limits/types";
 import type { Backend } from "../routes";
 
 export type BackendUrls = Record<Backend, string>;
@@ -80,11 +79,8 @@ function prepareUpstreamRequest(proxyReq: ClientRequest, req: Request, res: Resp
     proxyReq.removeHeader("tracestate");
     for (const [name, value] of Object.entries(traceHeaders(traceContext))) proxyReq.setHeader(name, value);
   }
-  const ticket = res.locals.tokenTicket as Ticket | undefined;
-  if (ticket) {
-    const wire: TokenTicket = { workspace_id: ticket.workspaceId, key_id: ticket.keyId, bucket: ticket.bucket, tokens: ticket.tokens };
-    proxyReq.setHeader(internalHeaders.tokenTicket, JSON.stringify(wire));
-  }
+  const ticket = res.locals.tokenTicket as TokenTicket | undefined;
+  if (ticket) proxyReq.setHeader(internalHeaders.tokenTicket, JSON.stringify(ticket));
   const body = req.body;
   if (Buffer.isBuffer(body)) {
     // The body was read (and decoded, if it came compressed) at the door: it goes on as plain bytes.
