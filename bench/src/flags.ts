@@ -43,7 +43,7 @@ export const usage = `usage: tsx bench/src/main.ts [options]
   --block N      requests per block; paths alternate by block (default ${defaultFlags.block})
   --out FILE     JSON results (default ${defaultFlags.out})
   --scenarios A,B
-                 run only these scenarios (one-in-flight, spaced, stack-floor, capacity, open-loop, streaming,
+                 run only these scenarios (one-in-flight, spaced, settings, stack-floor, capacity, open-loop, streaming,
                  limiter, async; and breakdown, only when named: it loads a timing
                  hook into ingress and inference)
   --compare-portkey

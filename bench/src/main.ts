@@ -17,6 +17,7 @@ import { breakdown } from "./scenarios/breakdown";
 import { capacity } from "./scenarios/capacity";
 import { limiter } from "./scenarios/limiter";
 import { oneInFlight } from "./scenarios/one-in-flight";
+import { settings } from "./scenarios/settings";
 import { spaced } from "./scenarios/spaced";
 import { stackFloor } from "./scenarios/stack-floor";
 import { openLoop } from "./scenarios/open-loop-load";
@@ -26,7 +27,7 @@ import { chatTargets, gatewayChatTarget } from "./targets";
 import { spawnUpstream } from "./upstream/spawn-upstream";
 
 /** Run in this order; later scenarios (open-loop load, capacity, streaming, …) are appended here. */
-const scenarios: readonly Scenario[] = [oneInFlight, spaced, stackFloor, capacity, openLoop, streaming, limiter, asyncJobs];
+const scenarios: readonly Scenario[] = [oneInFlight, spaced, settings, stackFloor, capacity, openLoop, streaming, limiter, asyncJobs];
 /** Run only when named in --scenarios: each changes how the services are started. */
 const optIn: readonly Scenario[] = [breakdown];
 /** The scenarios that measure the --baseline mesh too; the others ignore it. */

@@ -9,6 +9,8 @@ export interface BenchGateway {
   baseURL: string;
   /** A workspace key allowed to use `benchModel`. */
   key: string;
+  /** The admin API, for scenarios that set up workspaces of their own. */
+  admin: ReturnType<typeof adminClient>;
   /** Process ids of the four services, for CPU and memory readings. */
   pids: Record<string, number>;
   /** Everything the services printed (warnings and errors only, at LOG_LEVEL=warn). */
@@ -36,7 +38,7 @@ export interface GatewayOptions {
  */
 export async function startGateway(options: GatewayOptions): Promise<BenchGateway> {
   const mesh = await startTestMesh(
-    configYaml(options.upstreamURL),
+    configYaml(options.upstreamURL, options.root === undefined),
     {
       BENCH_UPSTREAM_KEY: options.upstreamKey,
       REDIS_URL: await testRedisUrl(),
@@ -49,7 +51,7 @@ export async function startGateway(options: GatewayOptions): Promise<BenchGatewa
     const ws = await admin<{ id: string }>("POST", "/admin/workspaces", { name: "bench", plan: "enterprise", models: [benchModel] });
     const { key } = await admin<{ key: string }>("POST", `/admin/workspaces/${ws.id}/keys`, { name: "bench" });
     const pids = Object.fromEntries(Object.entries(mesh.mesh.processes).flatMap(([name, child]) => (child.pid === undefined ? [] : [[name, child.pid]])));
-    return { baseURL: mesh.baseURL, key, pids, output: mesh.output, stop: () => mesh.stop() };
+    return { baseURL: mesh.baseURL, key, admin, pids, output: mesh.output, stop: () => mesh.stop() };
   } catch (err) {
     await mesh.stop();
     throw err;
@@ -57,13 +59,15 @@ export async function startGateway(options: GatewayOptions): Promise<BenchGatewa
 }
 
 /** Limits far above anything the benchmark sends, so a rate limiter never shapes the numbers. */
-function configYaml(upstreamURL: string): string {
+function configYaml(upstreamURL: string, priced: boolean): string {
+  // A price the ledger and budgets use (gpt-4o-mini's); a baseline checkout from before prices existed would refuse the field.
+  const price = priced ? ", price: { input_per_mtok: 0.15, output_per_mtok: 0.6 }" : "";
   const unlimited = "{ requests_per_minute: 1000000000, tokens_per_minute: 1000000000000 }";
   return `
 providers:
   bench: { kind: openai, base_url: "${upstreamURL}", api_key_env: BENCH_UPSTREAM_KEY, timeout_ms: 10000 }
 models:
-  ${benchModel}: { type: chat, routes: [{ provider: bench, model: ${benchModel} }] }
+  ${benchModel}: { type: chat, routes: [{ provider: bench, model: ${benchModel} }]${price} }
 plans:
   plus: ${unlimited}
   pro: ${unlimited}
