@@ -209,3 +209,39 @@ describe("createPricer: exactness", () => {
     );
   });
 });
+
+describe("createPricer: nano-dollars for budgets", () => {
+  const config = configWith({
+    m: chat({ input_per_mtok: 2.5, output_per_mtok: 10, cached_input_per_mtok: 1.25, per_image: 0.04, per_call: 0.000123 }),
+    cheap: chat({ input_per_mtok: 0.075, output_per_mtok: 0.3 }),
+  });
+  const pricer = createPricer(config);
+  const count = fc.nat({ max: 5_000_000 });
+
+  it("when any usage is priced, then the float figure is the exact cost to within its rounding", () => {
+    fc.assert(
+      fc.property(fc.constantFrom("m", "cheap"), count, count, count, fc.nat({ max: 20 }), (model, input, output, cached, images) => {
+        const query = {
+          model,
+          route: "/v1/chat/completions",
+          usage: { input_tokens: input + cached, output_tokens: output, cached_input_tokens: cached },
+          units: { images },
+        };
+        const exact = pricer.price(query).cost_usd;
+        expect(exact).not.toBeNull();
+        // cost_usd has 12 decimals: as picodollars, a thousandth of a nano-dollar each.
+        const pico = Number(BigInt(String(exact).replace(".", "")));
+        const up = pricer.nano?.(query, "up") as number;
+        const nearest = pricer.nano?.(query, "nearest") as number;
+        expect(up * 1000).toBeGreaterThanOrEqual(pico - 1);
+        expect(up * 1000 - pico).toBeLessThan(1001);
+        expect(Math.abs(nearest * 1000 - pico)).toBeLessThanOrEqual(501);
+      }),
+    );
+  });
+
+  it("when nothing is known of the model's price, then there is no figure, as there is no cost", () => {
+    expect(pricer.nano?.({ model: "unknown", route: "/v1/chat/completions", usage: { input_tokens: 5 } }, "up")).toBeUndefined();
+    expect(pricer.nano?.({ model: "m", route: "/v1/chat/completions", usage: { input_tokens: -1 } }, "up")).toBeUndefined();
+  });
+});

@@ -1,9 +1,9 @@
 import type { GatewayConfig, ModelConfig, ProviderConfig } from "@gw/config";
 import type { TokenUsage } from "@gw/contracts";
-import { bill, isEmptyUsage } from "./bill";
+import { bill, billedQuantities, isEmptyUsage, type Rates, unitOf } from "./bill";
 import { modelPriceSheet, type PriceSheet, toolPriceSheet } from "./config-price";
 import { createLibraryPrices, libraryProviderId } from "./library-price";
-import type { PriceInput, Priced, Pricer } from "./types";
+import { type PricedItem, pricedItems, type PriceInput, type Priced, type Pricer } from "./types";
 import { formatUsd } from "./usd";
 
 function unpriced(): Priced {
@@ -70,7 +70,40 @@ export function createPricer(config: GatewayConfig): Pricer {
     return librarySheet(input, own(config.models, input.model), usage, empty);
   }
 
+  // Each sheet's rates as nano-dollars per single unit (a token, an image…), made once per sheet.
+  const nanoRates = new WeakMap<Rates, [PricedItem, number][]>();
+  const perUnitOf = (rates: Rates): [PricedItem, number][] => {
+    let made = nanoRates.get(rates);
+    if (!made) {
+      made = [];
+      for (const item of pricedItems) {
+        const fallback = item === "cached_input_tokens" || item === "cache_write_tokens" ? rates.input_tokens : undefined;
+        const pico = rates[item] ?? fallback;
+        if (pico !== undefined) made.push([item, Number(pico) / Number(unitOf[item].per) / 1000]);
+      }
+      nanoRates.set(rates, made);
+    }
+    return made;
+  };
+
   return {
+    nano(input: PriceInput, rounding: "up" | "nearest"): number | undefined {
+      const usage = input.usage ?? {};
+      const units = input.units ?? {};
+      const sheet = sheetFor(input, usage, isEmptyUsage(usage, units));
+      if (!sheet) return undefined;
+      let quantities: Record<PricedItem, number>;
+      try {
+        quantities = billedQuantities(usage, units);
+      } catch {
+        return undefined;
+      }
+      let total = 0;
+      for (const [item, perUnit] of perUnitOf(sheet.rates)) total += quantities[item] * perUnit;
+      // To the picodollar first, so float noise on an exact amount cannot round it up a nano-dollar.
+      const pico = Math.round(total * 1000) / 1000;
+      return rounding === "up" ? Math.ceil(pico) : Math.round(pico);
+    },
     price(input: PriceInput): Priced {
       const usage = input.usage ?? {};
       const units = input.units ?? {};

@@ -57,4 +57,10 @@ export interface Priced {
 
 export interface Pricer {
   price(input: PriceInput): Priced;
+  /**
+   * The same cost in nano-dollars (1e-9 USD), computed in floating point from the same prices and
+   * rounded `up` or to the `nearest`: for budgets, which need it on the request path and no finer.
+   * The ledger's amounts come from `price`, exactly. Undefined where `price` says null.
+   */
+  nano?(input: PriceInput, rounding: "up" | "nearest"): number | undefined;
 }

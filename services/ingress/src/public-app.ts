@@ -1,5 +1,5 @@
 import type { Express, Request, RequestHandler, Response } from "express";
-import { internalHeaderPrefix, parseCallOutcomeText, type TokenTicket } from "@gw/contracts";
+import { internalHeaderPrefix, type TokenTicket } from "@gw/contracts";
 import { GatewayError } from "@gw/errors";
 import type { Logger } from "@gw/logger";
 import {
@@ -20,7 +20,7 @@ import { discardRestOfBody } from "./body/discard-body";
 import { readRequestBody } from "./body/read-body";
 import type { CredentialRelay } from "./credentials/credential-relay";
 import { mountApiDocs } from "./docs/api-docs";
-import { estimateTokens, estimateUploadTokens } from "./limits/estimate";
+import { estimateTokenParts, estimateUploadTokens } from "./limits/estimate";
 import { rateLimitError, setRateHeaders, type RateLimitGate } from "./limits/rate-limit-gate";
 import type { BackendUrls } from "./proxy/forward";
 import { createForwarders } from "./proxy/forward";
@@ -192,8 +192,9 @@ function limitRate(gate: RateLimitGate, windowMs: number, budgets: BudgetGate | 
     const { target, principal } = res.locals;
     const charge = target!.charge;
     if (!charge || !principal) return next();
-    const tokens = charge.tokenRoute ? tokensOf(charge.tokenRoute, target!, req, res) : 0;
-    const budget = budgets?.applies(principal) ? settled(budgets.admit(principal, budgetAsk(req, res, target!), res)) : undefined;
+    const parts = charge.tokenRoute ? tokenPartsOf(charge.tokenRoute, target!, req, res) : undefined;
+    const tokens = parts ? parts.input + parts.output : 0;
+    const budget = budgets?.applies(principal) ? settled(budgets.admit(principal, budgetAsk(req, res, target!, parts), res)) : undefined;
     let admission: Awaited<ReturnType<RateLimitGate["admit"]>>;
     try {
       admission = await gate.admit(principal, tokens);
@@ -242,7 +243,7 @@ function limitRate(gate: RateLimitGate, windowMs: number, budgets: BudgetGate | 
 }
 
 /** What the budgets price: the route's units, its model, and the body the worst case is read from. */
-function budgetAsk(req: Request, res: Response, target: RouteTarget): BudgetAsk {
+function budgetAsk(req: Request, res: Response, target: RouteTarget, tokens: { input: number; output: number } | undefined): BudgetAsk {
   const json: unknown = res.locals.json;
   const model = typeof json === "object" && json !== null ? (json as { model?: unknown }).model : undefined;
   return {
@@ -251,15 +252,13 @@ function budgetAsk(req: Request, res: Response, target: RouteTarget): BudgetAsk 
     tool: target.tool,
     body: json,
     uploadBytes: target.body === "multipart" && Buffer.isBuffer(req.body) ? req.body.length : 0,
+    ...(tokens && target.body === "json" ? { tokens } : {}),
   };
 }
 
-/** How the answer ended, for the budget: what the backend reported it used, a failure, or a caller gone. */
+/** How the answer ended, for the budget: the backend's report as it came (read with other settlements, later). */
 function budgetEndOf(res: Response): BudgetEnd {
-  const outcome = parseCallOutcomeText(res.locals.outcomeText);
-  if (!res.writableFinished && outcome?.usage === undefined) return { kind: "abandoned" };
-  if (res.statusCode >= 400 && outcome?.usage === undefined && outcome?.units === undefined) return { kind: "failed" };
-  return { kind: "answered", outcome };
+  return { kind: "answer", complete: res.writableFinished, status: res.statusCode, outcomeText: res.locals.outcomeText };
 }
 
 /** A promise's outcome as a value, so it can wait beside another await without an unhandled rejection. */
@@ -270,8 +269,8 @@ function settled<T>(promise: Promise<T>): Promise<{ ok: true; value: T } | { ok:
   );
 }
 
-/** The reservation: from the JSON request, or from an upload's size when the body is a form. */
-function tokensOf(route: string, target: RouteTarget, req: Request, res: Response): number {
-  if (target.body === "multipart") return estimateUploadTokens(Buffer.isBuffer(req.body) ? req.body.length : 0);
-  return estimateTokens(route, res.locals.json);
+/** The reservation: from the JSON request (its input and the answer's maximum), or from an upload's size when the body is a form. */
+function tokenPartsOf(route: string, target: RouteTarget, req: Request, res: Response): { input: number; output: number } {
+  if (target.body === "multipart") return { input: estimateUploadTokens(Buffer.isBuffer(req.body) ? req.body.length : 0), output: 0 };
+  return estimateTokenParts(route, res.locals.json);
 }

@@ -191,6 +191,8 @@ export function createIngressService(deps: IngressDeps): IngressService {
       // Records of the last answers go to the bus before the process lets go of it.
       await usage.flush();
       usage.stop();
+      // The last answers' budget settlements, before the Redis connection they use closes.
+      await budgets?.flush();
       await limiter.close();
     },
   };

@@ -95,7 +95,8 @@ describe("BudgetGate", () => {
     const hold = await g.admit(p, ask, fakeResponse());
     expect(hold).toMatchObject({ period: "2026-11", reserved_nano: 10_000_000 });
     g.settle(hold!, "ws_budget", "key_budget", used(3, 4));
-    await vi.waitFor(async () => expect((await refusal(g.admit(p, ask, fakeResponse())))?.code).toBe("insufficient_quota"));
+    await g.flush();
+    expect((await refusal(g.admit(p, ask, fakeResponse())))?.code).toBe("insufficient_quota");
     now = Date.UTC(2026, 10, 30, 22, 59, 59);
     const still = await refusal(g.admit(p, ask, fakeResponse()));
     expect(still?.message).toBe("Monthly budget of $0.01 reached for this workspace; it resets on 2026-12-01 00:00 Europe/Berlin");
@@ -140,6 +141,7 @@ describe("BudgetGate", () => {
     for (let i = 0; i < 5; i++) {
       const hold = await g.admit(p, ask, fakeResponse());
       g.settle(hold!, "ws_budget", "key_budget", used(3, 4));
+      await g.flush();
     }
     await vi.waitFor(() => expect(alerts).toHaveLength(2));
     expect(alerts).toEqual([
@@ -171,6 +173,33 @@ describe("BudgetGate", () => {
       },
     }).gate;
     expect(await refusal(ledgerDown.admit(p, ask, fakeResponse()))).toMatchObject({ status: 503 });
+  });
+
+  it("when answers end close together, then their settlements reach the store in one call per workspace", async () => {
+    const now = Date.UTC(2026, 10, 15);
+    const memory = new MemoryBudgetStore(() => now);
+    const calls: number[] = [];
+    const counting: BudgetStore = {
+      ...memory,
+      kind: "memory",
+      admit: memory.admit.bind(memory),
+      peek: memory.peek.bind(memory),
+      close: memory.close.bind(memory),
+      settle: (items) => {
+        calls.push(items.length);
+        return memory.settle(items);
+      },
+    };
+    const { gate: g } = gate({ now: () => now, store: counting });
+    const p = principal({ monthly_usd: 1, mode: "hard" }, { monthly_usd: 1, mode: "hard" });
+    const holds = await Promise.all(Array.from({ length: 5 }, () => g.admit(p, ask, fakeResponse())));
+    for (const hold of holds) g.settle(hold!, "ws_budget", "key_budget", used(3, 4));
+    expect(calls).toEqual([]);
+    await vi.waitFor(() => expect(calls).toEqual([5]));
+    expect(await memory.peek(holds[0]!.scopes.map((s) => s.key))).toEqual([
+      { spent: 35_000_000, held: 0 },
+      { spent: 35_000_000, held: 0 },
+    ]);
   });
 
   it("when a model has no known price, then it holds nothing and a spent budget still refuses it", async () => {

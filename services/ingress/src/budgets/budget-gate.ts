@@ -1,7 +1,17 @@
 import type { Response } from "express";
 import type { Bus } from "@gw/bus";
 import type { GatewayConfig } from "@gw/config";
-import { type ApiKey, type BudgetHold, type Budget, type CallOutcome, formatInZone, monthOf, monthRange, type Workspace } from "@gw/contracts";
+import {
+  type ApiKey,
+  type BudgetHold,
+  type Budget,
+  type CallOutcome,
+  formatInZone,
+  monthOf,
+  monthRange,
+  parseCallOutcomeText,
+  type Workspace,
+} from "@gw/contracts";
 import { GatewayError } from "@gw/errors";
 import type { Logger } from "@gw/logger";
 import type { Pricer } from "@gw/pricing";
@@ -10,12 +20,30 @@ import type { FailureMode } from "../limits/rate-limit-gate";
 import type { KeyPrincipal } from "../store/identity-store";
 import type { MonthToDate } from "./month-to-date";
 import { ALERT_CROSSED, BUDGET_REACHED, type BudgetScope, type BudgetStore } from "./types";
-import { nanoOf, nanoUsd, usdText, worstCaseNano, worstUsage } from "./worst-case";
+import { costNano, nanoUsd, usdText, worstCaseNano, worstUsage } from "./worst-case";
 
 const DAY_MS = 86_400_000;
 /** A month's counters outlive it by this much: a late settlement still finds its month. */
 const COUNTER_GRACE_MS = 35 * DAY_MS;
 const WARN_EVERY_MS = 10_000;
+/** How long a settlement waits for others of its workspace to share one script call. */
+const SETTLE_DELAY_MS = 20;
+
+/** A zone's current month: its name, bounds and the reset as text, worked out once a month (Intl is slow). */
+interface Period {
+  name: string;
+  from: number;
+  to: number;
+  reset: string;
+}
+
+interface PendingSettlement {
+  hold: BudgetHold;
+  keyId: string | undefined;
+  end: BudgetEnd;
+}
+
+type ScopeOf = { scope: "workspace" | "key"; budget: Budget; store: BudgetScope };
 
 export interface BudgetGateDeps {
   store: BudgetStore;
@@ -38,10 +66,19 @@ export interface BudgetAsk {
   tool: string | undefined;
   body: unknown;
   uploadBytes: number;
+  /** The rate limiter's token estimate of the body, when it made one (the same walk, not done twice). */
+  tokens?: { input: number; output: number };
 }
 
-/** How a request ended, for its settlement. */
-export type BudgetEnd = { kind: "answered"; outcome: CallOutcome | undefined } | { kind: "failed" } | { kind: "abandoned" };
+/**
+ * How a request ended, for its settlement: as the backend reported it on the answer (read when the
+ * settlement is sent, with others: parsing the report cold after each answer costs several times as
+ * much), or as a job's settlement message carries it.
+ */
+export type BudgetEnd =
+  | { kind: "answer"; complete: boolean; status: number; outcomeText: string | undefined }
+  | { kind: "answered"; outcome: CallOutcome | undefined }
+  | { kind: "failed" };
 
 /**
  * Monthly budgets at ingress (docs/budgets.md): each request with a budget on its workspace or key
@@ -56,6 +93,12 @@ export class BudgetGate {
   private readonly alerts: ReturnType<typeof addCounter<"scope" | "threshold">>;
   private readonly unavailable: ReturnType<typeof addCounter<"mode">>;
   private lastWarning = 0;
+  private readonly periods = new Map<string, Period>();
+  /** Each principal's scopes for a month (principals are cached by the authenticator: made once per key and month). */
+  private readonly scopeCache = new WeakMap<KeyPrincipal, { period: string; scopes: ScopeOf[] }>();
+  /** Settlements waiting to be sent, by workspace (one script call each: one Redis Cluster slot). */
+  private pending = new Map<string, PendingSettlement[]>();
+  private flushTimer: NodeJS.Timeout | undefined;
 
   constructor(private readonly deps: BudgetGateDeps) {
     this.now = deps.now ?? Date.now;
@@ -85,17 +128,16 @@ export class BudgetGate {
   async admit(principal: KeyPrincipal, ask: BudgetAsk, res: Response): Promise<BudgetHold | undefined> {
     const at = this.now();
     const tz = principal.workspace.timezone;
-    const period = monthOf(at, tz);
-    const { to: resetAt } = monthRange(period, tz);
-    const scopes = this.scopesOf(principal, period);
+    const period = this.periodOf(tz, at);
+    const scopes = this.scopesOf(principal, period.name);
     if (scopes.length === 0) return undefined;
-    const worst = worstCaseNano(this.deps.pricer, this.deps.gateway, { ...ask, worst: worstUsage(ask.route, ask.body, ask.uploadBytes), at }) ?? 0;
-    const ttlMs = resetAt - at + COUNTER_GRACE_MS;
+    const worst = worstCaseNano(this.deps.pricer, this.deps.gateway, { ...ask, worst: worstUsage(ask.route, ask.body, ask.uploadBytes, ask.tokens), at }) ?? 0;
+    const ttlMs = period.to - at + COUNTER_GRACE_MS;
     const stores = scopes.map(({ store }) => store);
     try {
       let verdict = await this.deps.store.admit(stores, worst, undefined, ttlMs);
       if (verdict.kind === "unseeded") {
-        const spend = await this.deps.monthToDate(principal.workspace.id, monthRange(period, tz).from);
+        const spend = await this.deps.monthToDate(principal.workspace.id, period.from);
         const seeds = scopes.map(({ scope }) => (scope === "workspace" ? spend.workspace : (spend.keys.get(principal.keyId) ?? 0)));
         verdict = await this.deps.store.admit(stores, worst, seeds, ttlMs);
       }
@@ -103,9 +145,9 @@ export class BudgetGate {
       if (verdict.kind === "denied") {
         const denied = scopes[verdict.index]!;
         this.denied.inc({ scope: denied.scope });
-        throw this.refusal(denied.scope, denied.budget, verdict.used, resetAt, tz);
+        throw this.refusal(denied.scope, denied.budget, verdict.used, period, tz);
       }
-      setBudgetHeaders(res, scopes, verdict.used, worst, resetAt, tz);
+      setBudgetHeaders(res, scopes, verdict.used, worst, period.reset);
       return {
         scopes: scopes.map(({ scope, store, budget }) => ({
           scope,
@@ -120,7 +162,7 @@ export class BudgetGate {
         route: ask.route,
         ...(ask.model !== undefined ? { model: ask.model } : {}),
         at,
-        period,
+        period: period.name,
       };
     } catch (err) {
       if (err instanceof GatewayError) throw err;
@@ -137,13 +179,34 @@ export class BudgetGate {
    * upstream may have charged for it); an answered one costs its reported usage at the ledger's prices.
    */
   settle(hold: BudgetHold, workspaceId: string, keyId: string | undefined, end: BudgetEnd): void {
-    const actual = end.kind === "failed" ? 0 : end.kind === "abandoned" ? hold.reserved_nano : this.costOf(hold, end.outcome);
-    const scopes: BudgetScope[] = hold.scopes.map((s) => ({ key: s.key, limitNano: s.limit_nano, hard: s.hard, alertNano: s.alert_nano }));
-    this.deps.store.settle(scopes, hold.reserved_nano, actual).then(
-      (crossed) => {
-        for (const [i, bits] of crossed.entries()) this.alert(hold, hold.scopes[i]!, bits, workspaceId, keyId);
-      },
-      (err: unknown) => this.warn(err),
+    const queue = this.pending.get(workspaceId);
+    if (queue) queue.push({ hold, keyId, end });
+    else this.pending.set(workspaceId, [{ hold, keyId, end }]);
+    this.flushTimer ??= setTimeout(() => void this.flush(), SETTLE_DELAY_MS);
+  }
+
+  /** Sends every waiting settlement: one script call per workspace, a few milliseconds after the first. */
+  async flush(): Promise<void> {
+    clearTimeout(this.flushTimer);
+    this.flushTimer = undefined;
+    const pending = this.pending;
+    this.pending = new Map();
+    await Promise.all(
+      [...pending].map(async ([workspaceId, queue]) => {
+        try {
+          const settlements = queue.map(({ hold, end }) => ({
+            scopes: hold.scopes.map((s) => ({ key: s.key, limitNano: s.limit_nano, hard: s.hard, alertNano: s.alert_nano })),
+            reservedNano: hold.reserved_nano,
+            actualNano: this.actualOf(hold, end),
+          }));
+          const crossed = await this.deps.store.settle(settlements);
+          for (const [i, { hold, keyId }] of queue.entries()) {
+            for (const [k, bits] of (crossed[i] ?? []).entries()) this.alert(hold, hold.scopes[k]!, bits, workspaceId, keyId);
+          }
+        } catch (err) {
+          this.warn(err);
+        }
+      }),
     );
   }
 
@@ -153,9 +216,8 @@ export class BudgetGate {
    * the counters), for the admin API and the console.
    */
   async status(workspace: Workspace, keys: readonly ApiKey[]): Promise<BudgetStatus> {
-    const at = this.now();
     const tz = workspace.timezone;
-    const period = monthOf(at, tz);
+    const { name: period, reset } = this.periodOf(tz, this.now());
     const tag = `${this.deps.prefix}bg:{${workspace.id}}`;
     const budgeted = keys.filter((k) => k.budget !== null);
     const counters = await this.deps.store.peek([`${tag}:ws:${period}`, ...budgeted.map((k) => `${tag}:key:${k.id}:${period}`)]);
@@ -170,15 +232,41 @@ export class BudgetGate {
       workspace_id: workspace.id,
       period,
       timezone: tz,
-      resets_at: formatInZone(monthRange(period, tz).to, tz),
+      resets_at: reset,
       workspace: line(workspace.budget, counters[0]),
       keys: budgeted.map((k, i) => ({ key_id: k.id, ...line(k.budget, counters[i + 1]) })),
     };
   }
 
+  private periodOf(tz: string, at: number): Period {
+    const known = this.periods.get(tz);
+    if (known && at >= known.from && at < known.to) return known;
+    const name = monthOf(at, tz);
+    const { from, to } = monthRange(name, tz);
+    const period = { name, from, to, reset: formatInZone(to, tz) };
+    if (this.periods.size > 1_000) this.periods.clear();
+    this.periods.set(tz, period);
+    return period;
+  }
+
+  /**
+   * What a request really cost: a failed call nothing; a stream the caller abandoned its hold (its
+   * real usage is not known, and the upstream may have charged for it); an answer its reported usage
+   * at the ledger's prices.
+   */
+  private actualOf(hold: BudgetHold, end: BudgetEnd): number {
+    if (end.kind === "failed") return 0;
+    if (end.kind === "answered") return this.costOf(hold, end.outcome);
+    const outcome = parseCallOutcomeText(end.outcomeText);
+    const used = outcome?.usage !== undefined || outcome?.units !== undefined;
+    if (!end.complete && outcome?.usage === undefined) return hold.reserved_nano;
+    if (end.status >= 400 && !used) return 0;
+    return this.costOf(hold, outcome);
+  }
+
   private costOf(hold: BudgetHold, outcome: CallOutcome | undefined): number {
     if (!outcome || (outcome.usage === undefined && outcome.units === undefined)) return 0;
-    const priced = this.deps.pricer.price({
+    const input = {
       model: hold.model ?? outcome.model,
       provider: outcome.provider,
       upstream_model: outcome.upstream_model,
@@ -186,8 +274,8 @@ export class BudgetGate {
       usage: outcome.usage,
       units: outcome.units,
       at: hold.at,
-    });
-    return priced.cost_usd === null ? 0 : nanoOf(priced.cost_usd, "half-up");
+    };
+    return costNano(this.deps.pricer, input, "nearest") ?? 0;
   }
 
   private alert(hold: BudgetHold, scope: BudgetHold["scopes"][number], bits: number, workspaceId: string, keyId: string | undefined): void {
@@ -213,24 +301,22 @@ export class BudgetGate {
     }
   }
 
-  private scopesOf(principal: KeyPrincipal, period: string): { scope: "workspace" | "key"; budget: Budget; store: BudgetScope }[] {
+  private scopesOf(principal: KeyPrincipal, period: string): ScopeOf[] {
+    const known = this.scopeCache.get(principal);
+    if (known?.period === period) return known.scopes;
     const tag = `${this.deps.prefix}bg:{${principal.workspace.id}}`;
-    const out: { scope: "workspace" | "key"; budget: Budget; store: BudgetScope }[] = [];
-    const add = (scope: "workspace" | "key", budget: Budget | null, key: string) => {
-      if (!budget) return;
-      const limitNano = Math.round(budget.monthly_usd * 1e9);
-      const alertNano = budget.alert_at_percent === undefined ? undefined : Math.round((limitNano * budget.alert_at_percent) / 100);
-      out.push({ scope, budget, store: { key, limitNano, hard: budget.mode === "hard", alertNano } });
-    };
-    add("workspace", principal.workspace.budget, `${tag}:ws:${period}`);
-    add("key", principal.keyBudget, `${tag}:key:${principal.keyId}:${period}`);
-    return out;
+    const scopes: ScopeOf[] = [];
+    const ws = principal.workspace.budget;
+    if (ws) scopes.push(scopeOf("workspace", ws, `${tag}:ws:${period}`));
+    if (principal.keyBudget) scopes.push(scopeOf("key", principal.keyBudget, `${tag}:key:${principal.keyId}:${period}`));
+    this.scopeCache.set(principal, { period, scopes });
+    return scopes;
   }
 
-  private refusal(scope: "workspace" | "key", budget: Budget, usedNano: number, resetAt: number, tz: string): GatewayError {
+  private refusal(scope: "workspace" | "key", budget: Budget, usedNano: number, period: Period, tz: string): GatewayError {
     const limitNano = Math.round(budget.monthly_usd * 1e9);
     const whose = scope === "key" ? "this API key" : "this workspace";
-    const reset = formatInZone(resetAt, tz);
+    const reset = period.reset;
     const when = `${reset.slice(0, 10)} ${reset.slice(11, 16)} ${tz}`;
     return new GatewayError("insufficient_quota", `Monthly budget of $${usdText(limitNano)} reached for ${whose}; it resets on ${when}`, {
       type: "insufficient_quota",
@@ -272,8 +358,14 @@ export interface BudgetStatus {
   keys: (BudgetLine & { key_id: string })[];
 }
 
+function scopeOf(scope: "workspace" | "key", budget: Budget, key: string): ScopeOf {
+  const limitNano = Math.round(budget.monthly_usd * 1e9);
+  const alertNano = budget.alert_at_percent === undefined ? undefined : Math.round((limitNano * budget.alert_at_percent) / 100);
+  return { scope, budget, store: { key, limitNano, hard: budget.mode === "hard", alertNano } };
+}
+
 /** The budget with the least room left, after this request's hold: what the caller may still spend this month. */
-function setBudgetHeaders(res: Response, scopes: readonly { store: BudgetScope }[], used: readonly number[], worst: number, resetAt: number, tz: string): void {
+function setBudgetHeaders(res: Response, scopes: readonly { store: BudgetScope }[], used: readonly number[], worst: number, reset: string): void {
   let tightest = 0;
   let room = Number.POSITIVE_INFINITY;
   scopes.forEach(({ store }, i) => {
@@ -285,5 +377,5 @@ function setBudgetHeaders(res: Response, scopes: readonly { store: BudgetScope }
   });
   res.setHeader("x-budget-limit-usd", usdText(scopes[tightest]!.store.limitNano));
   res.setHeader("x-budget-remaining-usd", usdText(Math.max(0, room), 6));
-  res.setHeader("x-budget-reset", formatInZone(resetAt, tz));
+  res.setHeader("x-budget-reset", reset);
 }

@@ -66,8 +66,8 @@ export function budgetStoreContract(name: string, make: () => Promise<BudgetStor
       await store.admit(s, 100, undefined, DAY);
       await store.admit(s, 100, undefined, DAY);
       expect(await store.admit(s, 100, undefined, DAY)).toMatchObject({ kind: "denied" });
-      await store.settle(s, 100, 20);
-      await store.settle(s, 100, 0); // a failed call gives its reservation back
+      await store.settle([{ scopes: s, reservedNano: 100, actualNano: 20 }]);
+      await store.settle([{ scopes: s, reservedNano: 100, actualNano: 0 }]); // a failed call gives its reservation back
       expect(await store.admit(s, 100, undefined, DAY)).toEqual({ kind: "admitted", used: [120] });
       expect(await store.admit(s, 80, undefined, DAY)).toEqual({ kind: "admitted", used: [220] });
       expect(await store.admit(s, 1, undefined, DAY)).toMatchObject({ kind: "denied", used: 300 });
@@ -77,21 +77,31 @@ export function budgetStoreContract(name: string, make: () => Promise<BudgetStor
       const store = await open();
       const s = scopes({ limitNano: 100, hard: false, alertNano: 80 });
       await store.admit(s, 0, [0], DAY);
-      expect(await store.settle(s, 0, 50)).toEqual([0]);
-      expect(await store.settle(s, 0, 40)).toEqual([ALERT_CROSSED]);
-      expect(await store.settle(s, 0, 5)).toEqual([0]);
-      expect(await store.settle(s, 0, 10)).toEqual([BUDGET_REACHED]);
+      expect((await store.settle([{ scopes: s, reservedNano: 0, actualNano: 50 }]))[0]).toEqual([0]);
+      expect((await store.settle([{ scopes: s, reservedNano: 0, actualNano: 40 }]))[0]).toEqual([ALERT_CROSSED]);
+      expect((await store.settle([{ scopes: s, reservedNano: 0, actualNano: 5 }]))[0]).toEqual([0]);
+      expect((await store.settle([{ scopes: s, reservedNano: 0, actualNano: 10 }]))[0]).toEqual([BUDGET_REACHED]);
       expect(await store.admit(s, 500, undefined, DAY)).toEqual({ kind: "admitted", used: [105] });
-      expect(await store.settle(s, 500, 500)).toEqual([0]);
+      expect((await store.settle([{ scopes: s, reservedNano: 500, actualNano: 500 }]))[0]).toEqual([0]);
+      // Several settlements in one call apply in order, each reporting its own crossings.
+      const many = scopes({ limitNano: 100, hard: false, alertNano: 50 }, { limitNano: 60, hard: false, alertNano: undefined });
+      await store.admit(many, 0, [0, 0], DAY);
+      expect(
+        await store.settle([
+          { scopes: many, reservedNano: 0, actualNano: 40 },
+          { scopes: many, reservedNano: 0, actualNano: 30 },
+          { scopes: [many[0]!], reservedNano: 0, actualNano: 30 },
+        ]),
+      ).toEqual([[0, 0], [ALERT_CROSSED, BUDGET_REACHED], [BUDGET_REACHED]]);
       const jump = scopes({ limitNano: 100, hard: false, alertNano: 50 });
       await store.admit(jump, 0, [0], DAY);
-      expect(await store.settle(jump, 0, 150)).toEqual([ALERT_CROSSED | BUDGET_REACHED]);
+      expect((await store.settle([{ scopes: jump, reservedNano: 0, actualNano: 150 }]))[0]).toEqual([ALERT_CROSSED | BUDGET_REACHED]);
     });
 
     it("when a counter is gone (a flush), then settling it changes nothing and does not recreate it", async () => {
       const store = await open();
       const s = scopes({});
-      expect(await store.settle(s, 10, 10)).toEqual([0]);
+      expect((await store.settle([{ scopes: s, reservedNano: 10, actualNano: 10 }]))[0]).toEqual([0]);
       expect(await store.admit(s, 10, undefined, DAY)).toEqual({ kind: "unseeded", indexes: [0] });
     });
 

@@ -5,8 +5,10 @@
 --
 -- admit:  KEYS = the scopes' hashes; ARGV = 'admit', ttl_ms, worst, then per scope: limit, hard (1/0), seed ('' = none)
 --         returns {0, used...} admitted; {1, index, used} denied; {2, index...} counters to seed
--- settle: KEYS = the scopes' hashes; ARGV = 'settle', reserved, actual, then per scope: limit, alert ('' = none)
---         returns per scope a bit set: 1 = the alert level crossed, 2 = the budget reached (first time)
+-- settle: KEYS = the hashes the settlements name (one workspace's); ARGV = 'settle', then per
+--         settlement: reserved, actual, scope count, then per scope: index into KEYS, limit, alert ('' = none)
+--         returns, settlement after settlement, per scope a bit set: 1 = the alert level crossed,
+--         2 = the budget reached (each the first time in the month)
 
 if ARGV[1] == 'admit' then
   local ttl, worst = tonumber(ARGV[2]), tonumber(ARGV[3])
@@ -43,23 +45,28 @@ if ARGV[1] == 'admit' then
 end
 
 -- settle
-local reserved, actual = tonumber(ARGV[2]), tonumber(ARGV[3])
 local crossed = {}
-for i, key in ipairs(KEYS) do
-  crossed[i] = 0
-  local v = redis.call('HMGET', key, 's', 'h')
-  if v[1] then
-    local before = tonumber(v[1])
-    local after = before + actual
-    local held = math.max(0, (tonumber(v[2]) or 0) - reserved)
-    redis.call('HSET', key, 's', after, 'h', held)
-    local limit, alert = tonumber(ARGV[3 + (i - 1) * 2 + 1]), tonumber(ARGV[3 + (i - 1) * 2 + 2])
-    if alert and before < alert and after >= alert and redis.call('HSETNX', key, 'a', 1) == 1 then
-      crossed[i] = crossed[i] + 1
+local j = 2
+while j <= #ARGV do
+  local reserved, actual, count = tonumber(ARGV[j]), tonumber(ARGV[j + 1]), tonumber(ARGV[j + 2])
+  j = j + 3
+  for _ = 1, count do
+    local key, limit, alert = KEYS[tonumber(ARGV[j])], tonumber(ARGV[j + 1]), tonumber(ARGV[j + 2])
+    j = j + 3
+    local bits = 0
+    local v = redis.call('HMGET', key, 's', 'h')
+    if v[1] then
+      local before = tonumber(v[1])
+      local after = before + actual
+      redis.call('HSET', key, 's', after, 'h', math.max(0, (tonumber(v[2]) or 0) - reserved))
+      if alert and before < alert and after >= alert and redis.call('HSETNX', key, 'a', 1) == 1 then
+        bits = bits + 1
+      end
+      if before < limit and after >= limit and redis.call('HSETNX', key, 'b', 1) == 1 then
+        bits = bits + 2
+      end
     end
-    if before < limit and after >= limit and redis.call('HSETNX', key, 'b', 1) == 1 then
-      crossed[i] = crossed[i] + 2
-    end
+    crossed[#crossed + 1] = bits
   end
 end
 return crossed

@@ -1,4 +1,4 @@
-import { ALERT_CROSSED, BUDGET_REACHED, type BudgetAdmission, type BudgetScope, type BudgetStore } from "./types";
+import { ALERT_CROSSED, BUDGET_REACHED, type BudgetAdmission, type BudgetScope, type BudgetStore, type Settlement } from "./types";
 
 interface Counter {
   spent: number;
@@ -38,25 +38,27 @@ export class MemoryBudgetStore implements BudgetStore {
     return { kind: "admitted", used };
   }
 
-  async settle(scopes: readonly BudgetScope[], reservedNano: number, actualNano: number): Promise<number[]> {
+  async settle(settlements: readonly Settlement[]): Promise<number[][]> {
     const now = this.now();
-    return scopes.map((scope) => {
-      const counter = this.live(scope.key, now);
-      if (!counter) return 0;
-      const before = counter.spent;
-      counter.spent += actualNano;
-      counter.held = Math.max(0, counter.held - reservedNano);
-      let crossed = 0;
-      if (scope.alertNano !== undefined && before < scope.alertNano && counter.spent >= scope.alertNano && !counter.alerted) {
-        counter.alerted = true;
-        crossed |= ALERT_CROSSED;
-      }
-      if (before < scope.limitNano && counter.spent >= scope.limitNano && !counter.reached) {
-        counter.reached = true;
-        crossed |= BUDGET_REACHED;
-      }
-      return crossed;
-    });
+    return settlements.map(({ scopes, reservedNano, actualNano }) =>
+      scopes.map((scope) => {
+        const counter = this.live(scope.key, now);
+        if (!counter) return 0;
+        const before = counter.spent;
+        counter.spent += actualNano;
+        counter.held = Math.max(0, counter.held - reservedNano);
+        let crossed = 0;
+        if (scope.alertNano !== undefined && before < scope.alertNano && counter.spent >= scope.alertNano && !counter.alerted) {
+          counter.alerted = true;
+          crossed |= ALERT_CROSSED;
+        }
+        if (before < scope.limitNano && counter.spent >= scope.limitNano && !counter.reached) {
+          counter.reached = true;
+          crossed |= BUDGET_REACHED;
+        }
+        return crossed;
+      }),
+    );
   }
 
   async peek(keys: readonly string[]): Promise<({ spent: number; held: number } | undefined)[]> {

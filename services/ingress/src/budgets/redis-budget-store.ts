@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import type { RedisClientType } from "redis";
-import type { BudgetAdmission, BudgetScope, BudgetStore } from "./types";
+import type { BudgetAdmission, BudgetScope, BudgetStore, Settlement } from "./types";
 
 const script = readFileSync(new URL("./budget.lua", import.meta.url), "utf8");
 const scriptSha = createHash("sha1").update(script).digest("hex");
@@ -12,8 +12,15 @@ const scriptSha = createHash("sha1").update(script).digest("hex");
  * back in one round trip. Each admission and settlement is one script call, atomic in Redis, so
  * concurrent requests on any number of replicas never hold more than the budget.
  */
+interface Waiting {
+  deadline: number;
+  reject(err: Error): void;
+}
+
 export class RedisBudgetStore implements BudgetStore {
   readonly kind = "redis";
+  private readonly waiting = new Set<Waiting>();
+  private sweeper: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly client: RedisClientType,
@@ -26,17 +33,32 @@ export class RedisBudgetStore implements BudgetStore {
       const seed = seeds?.[i];
       args.push(String(scope.limitNano), scope.hard ? "1" : "0", seed === undefined ? "" : String(seed));
     });
-    const reply = ((await this.run(scopes, args)) as unknown[]).map(Number);
+    const reply = (
+      (await this.run(
+        scopes.map((s) => s.key),
+        args,
+      )) as unknown[]
+    ).map(Number);
     const [kind, ...rest] = reply;
     if (kind === 0) return { kind: "admitted", used: rest };
     if (kind === 1) return { kind: "denied", index: (rest[0] ?? 1) - 1, used: rest[1] ?? 0 };
     return { kind: "unseeded", indexes: rest.map((i) => i - 1) };
   }
 
-  async settle(scopes: readonly BudgetScope[], reservedNano: number, actualNano: number): Promise<number[]> {
-    const args = ["settle", String(reservedNano), String(actualNano)];
-    for (const scope of scopes) args.push(String(scope.limitNano), scope.alertNano === undefined ? "" : String(scope.alertNano));
-    return ((await this.run(scopes, args)) as unknown[]).map(Number);
+  async settle(settlements: readonly Settlement[]): Promise<number[][]> {
+    const keys: string[] = [];
+    const args = ["settle"];
+    for (const { scopes, reservedNano, actualNano } of settlements) {
+      args.push(String(reservedNano), String(actualNano), String(scopes.length));
+      for (const scope of scopes) {
+        let index = keys.indexOf(scope.key);
+        if (index < 0) index = keys.push(scope.key) - 1;
+        args.push(String(index + 1), String(scope.limitNano), scope.alertNano === undefined ? "" : String(scope.alertNano));
+      }
+    }
+    const flat = ((await this.run(keys, args)) as unknown[]).map(Number);
+    let at = 0;
+    return settlements.map(({ scopes }) => scopes.map(() => flat[at++] ?? 0));
   }
 
   async peek(keys: readonly string[]): Promise<({ spent: number; held: number } | undefined)[]> {
@@ -46,19 +68,42 @@ export class RedisBudgetStore implements BudgetStore {
 
   async close(): Promise<void> {
     // The connection is the rate limiter's, closed with it.
+    clearInterval(this.sweeper);
+    this.sweeper = undefined;
   }
 
-  /** Runs the script within the time limit (a cleared timer, as RedisLimiter does, for the same reason). */
-  private async run(scopes: readonly BudgetScope[], args: string[]): Promise<unknown> {
-    const keys = scopes.map((s) => s.key);
-    let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`Redis did not answer within ${this.timeoutMs} ms`)), this.timeoutMs);
+  /**
+   * Runs the script within the time limit. One sweep timer for every call in flight, not a timer per
+   * call: arming and clearing a timer for each request cost more than the rest of the call.
+   */
+  private run(keys: string[], args: string[]): Promise<unknown> {
+    return new Promise((resolve, reject) => {
+      const waiting: Waiting = { deadline: Date.now() + this.timeoutMs, reject };
+      this.waiting.add(waiting);
+      this.sweeper ??= setInterval(() => this.sweep(), Math.max(10, Math.min(this.timeoutMs / 4, 250)));
+      this.call(keys, args).then(
+        (value) => {
+          this.waiting.delete(waiting);
+          resolve(value);
+        },
+        (err: unknown) => {
+          this.waiting.delete(waiting);
+          reject(err);
+        },
+      );
     });
-    try {
-      return await Promise.race([this.call(keys, args), timeout]);
-    } finally {
-      clearTimeout(timer);
+  }
+
+  private sweep(): void {
+    const now = Date.now();
+    for (const waiting of this.waiting) {
+      if (waiting.deadline > now) continue;
+      this.waiting.delete(waiting);
+      waiting.reject(new Error(`Redis did not answer within ${this.timeoutMs} ms`));
+    }
+    if (this.waiting.size === 0) {
+      clearInterval(this.sweeper);
+      this.sweeper = undefined;
     }
   }
 

@@ -27,6 +27,13 @@ export type BudgetAdmission =
 export const ALERT_CROSSED = 1;
 export const BUDGET_REACHED = 2;
 
+/** A hold replaced by the real cost. */
+export interface Settlement {
+  scopes: readonly BudgetScope[];
+  reservedNano: number;
+  actualNano: number;
+}
+
 export interface BudgetStore {
   readonly kind: "redis" | "memory";
   /**
@@ -37,11 +44,12 @@ export interface BudgetStore {
    */
   admit(scopes: readonly BudgetScope[], worstNano: number, seeds: readonly (number | undefined)[] | undefined, ttlMs: number): Promise<BudgetAdmission>;
   /**
-   * Releases `reservedNano` and adds `actualNano` to every scope's spend; answers, per scope, the
-   * thresholds this crossed for the first time in the month (a bit set of ALERT_CROSSED and
-   * BUDGET_REACHED). A scope whose counter is gone (Redis flushed) is left to its next seed.
+   * Each settlement releases its `reservedNano` and adds its `actualNano` to every one of its scopes'
+   * spend, in order; answers, per settlement and scope, the thresholds this crossed for the first
+   * time in the month (a bit set of ALERT_CROSSED and BUDGET_REACHED). A scope whose counter is gone
+   * (Redis flushed) is left to its next seed. The settlements of one call belong to one workspace.
    */
-  settle(scopes: readonly BudgetScope[], reservedNano: number, actualNano: number): Promise<number[]>;
+  settle(settlements: readonly Settlement[]): Promise<number[][]>;
   /** Each counter's spend and holds as they stand (undefined: no counter for the month). */
   peek(keys: readonly string[]): Promise<({ spent: number; held: number } | undefined)[]>;
   close(): Promise<void>;

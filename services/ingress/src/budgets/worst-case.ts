@@ -1,6 +1,6 @@
 import type { GatewayConfig } from "@gw/config";
 import type { TokenUsage, UsageUnits } from "@gw/contracts";
-import type { Pricer } from "@gw/pricing";
+import type { PriceInput, Pricer } from "@gw/pricing";
 import { estimateTokenParts, estimateUploadTokens } from "../limits/estimate";
 
 /** Compressed speech runs at 16 to 32 KiB a second: an upload's seconds at the low rate, the most it can hold at speech rates. */
@@ -18,13 +18,13 @@ export interface WorstUsage {
  * characters to speak, an upload's seconds at a low speech bit rate, one call of a tool. OCR's pages
  * are not known before the document is read: one page is held, and settlement corrects it.
  */
-export function worstUsage(route: string, body: unknown, uploadBytes: number): WorstUsage {
+export function worstUsage(route: string, body: unknown, uploadBytes: number, tokens?: { input: number; output: number }): WorstUsage {
   const fields = typeof body === "object" && body !== null && !Array.isArray(body) ? (body as Record<string, unknown>) : {};
   if (route.startsWith("/v1/tools/")) return { usage: {}, units: { calls: 1 } };
   if (route === "/v1/audio/transcriptions") {
     return { usage: { input_tokens: estimateUploadTokens(uploadBytes) }, units: { audio_seconds: Math.ceil(uploadBytes / UPLOAD_BYTES_PER_SECOND) } };
   }
-  const { input, output } = estimateTokenParts(route, body);
+  const { input, output } = tokens ?? estimateTokenParts(route, body);
   const usage: TokenUsage = { input_tokens: input, output_tokens: output };
   if (route === "/v1/images/generations") {
     const n = typeof fields.n === "number" && Number.isFinite(fields.n) && fields.n >= 1 ? Math.floor(fields.n) : 1;
@@ -56,12 +56,17 @@ export function worstCaseNano(
   else candidates.push({ provider: input.tool });
   let dearest: number | undefined;
   for (const candidate of candidates) {
-    const priced = pricer.price({ model, route, at, usage: worst.usage, units: worst.units, ...candidate });
-    if (priced.cost_usd === null) continue;
-    const nano = nanoOf(priced.cost_usd, "up");
-    if (dearest === undefined || nano > dearest) dearest = nano;
+    const nano = costNano(pricer, { model, route, at, usage: worst.usage, units: worst.units, ...candidate }, "up");
+    if (nano !== undefined && (dearest === undefined || nano > dearest)) dearest = nano;
   }
   return dearest;
+}
+
+/** A cost in nano-dollars: the pricer's float figure, or its exact one converted where it has none. */
+export function costNano(pricer: Pricer, input: PriceInput, rounding: "up" | "nearest"): number | undefined {
+  if (pricer.nano) return pricer.nano(input, rounding);
+  const usd = pricer.price(input).cost_usd;
+  return usd === null ? undefined : nanoOf(usd, rounding === "up" ? "up" : "half-up");
 }
 
 /**
