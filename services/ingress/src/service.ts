@@ -21,6 +21,7 @@ import { RateLimitGate, type FailureMode } from "./limits/rate-limit-gate";
 import { RedisLimiter } from "./limits/redis-limiter";
 import type { Limiter } from "./limits/types";
 import { createPublicApp } from "./public-app";
+import { AuditStore } from "./store/audit-store";
 import { IdentityStore } from "./store/identity-store";
 
 export interface IngressSettings {
@@ -167,6 +168,7 @@ export function createIngressService(deps: IngressDeps): IngressService {
         logger,
         metrics,
         store,
+        audit: new AuditStore(db),
         bus,
         adminToken: settings.adminToken,
         onIdentityChanged,

@@ -6,6 +6,7 @@ import { createLogger } from "@gw/logger";
 import { createMetrics, startHttpServer, type RunningServer } from "@gw/service-kit";
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
 import { ingressMigrations } from "../service";
+import { AuditStore } from "../store/audit-store";
 import { IdentityStore } from "../store/identity-store";
 import { createAdminApp } from "./admin-app";
 
@@ -34,6 +35,7 @@ beforeAll(async () => {
     logger,
     metrics: createMetrics("ingress", { defaults: false }),
     store: new IdentityStore(db),
+    audit: new AuditStore(db),
     bus,
     adminToken,
     plans,
@@ -269,5 +271,74 @@ describe("budgets and time zones", () => {
     expect((await call("PATCH", `/admin/keys/${id}`, { budget: null })).body).toMatchObject({ budget: null });
     const free = await workspace({ plan: "plus" });
     expect((await call("POST", `/admin/workspaces/${free}/keys`, { budget: { monthly_usd: 1000, mode: "hard" } })).status).toBe(201);
+  });
+});
+
+describe("GET /admin/audit", () => {
+  interface AuditPage {
+    data: {
+      id: string;
+      at: string;
+      actor: string;
+      action: string;
+      workspace_id: string;
+      target: { kind: string; id: string };
+      before: unknown;
+      after: unknown;
+    }[];
+    next_cursor: string | null;
+  }
+  const audit = async (query: string) => {
+    const { status, body } = await call("GET", `/admin/audit?${query}`);
+    expect(status, JSON.stringify(body)).toBe(200);
+    return body as unknown as AuditPage;
+  };
+
+  it("when a workspace and its key are changed, then each change is a record, newest first, with before and after and no secret", async () => {
+    const ws = await workspace({ plan: "pro" });
+    await call("PATCH", `/admin/workspaces/${ws}`, { budget: { monthly_usd: 20, mode: "hard" }, plan: "enterprise" });
+    const created = await call("POST", `/admin/workspaces/${ws}/keys`, { name: "k" });
+    const keyId = created.body.id as string;
+    await call("PATCH", `/admin/keys/${keyId}`, { status: "revoked" });
+    const { data } = await audit(`workspace_id=${ws}`);
+    expect(data.map((r) => r.action)).toEqual(["key.update", "key.create", "workspace.update", "workspace.create"]);
+    expect(data.every((r) => r.actor === "admin-token" && r.workspace_id === ws)).toBe(true);
+    const [revoked, keyMade, changed] = data;
+    expect(revoked).toMatchObject({ target: { kind: "key", id: keyId }, before: { status: "active" }, after: { status: "revoked" } });
+    expect(keyMade?.before).toBeNull();
+    expect(changed).toMatchObject({ before: { plan: "pro", budget: null }, after: { plan: "enterprise", budget: { monthly_usd: 20, mode: "hard" } } });
+    const text = JSON.stringify(data);
+    expect(text).not.toContain("key_hash");
+    expect(text).not.toContain(created.body.key as string);
+  });
+
+  it("when the trail is paged, then pages follow each other without a gap or a repeat, and from/to bound it", async () => {
+    const ws = await workspace({ plan: "plus" });
+    for (let i = 0; i < 5; i++) await call("PATCH", `/admin/workspaces/${ws}`, { name: `n${i}` });
+    const first = await audit(`workspace_id=${ws}&limit=4`);
+    expect(first.data).toHaveLength(4);
+    expect(first.next_cursor).not.toBeNull();
+    await call("PATCH", `/admin/workspaces/${ws}`, { name: "during" }); // newer: not on a later page
+    const second = await audit(`workspace_id=${ws}&limit=4&cursor=${first.next_cursor}`);
+    expect(second.data.map((r) => r.action)).toEqual(["workspace.update", "workspace.create"]);
+    expect(second.next_cursor).toBeNull();
+    const ids = [...first.data, ...second.data].map((r) => r.id);
+    expect(new Set(ids).size).toBe(6);
+    const future = new Date(Date.now() + 3_600_000).toISOString();
+    expect((await audit(`workspace_id=${ws}&from=${encodeURIComponent(future)}`)).data).toEqual([]);
+    expect((await audit(`workspace_id=${ws}&to=${encodeURIComponent(future)}`)).data).toHaveLength(7);
+  });
+
+  it.each([
+    ["limit=0", "limit"],
+    ["limit=abc", "limit"],
+    ["cursor=x1", "cursor"],
+    ["from=yesterday", "from"],
+    ["from=2026-01-02&to=2026-01-01", "from"],
+    ["nope=1", null],
+  ])("when the query is %s, then 400 naming %s", async (query, param) => {
+    const { status, body } = await call("GET", `/admin/audit?${query}`);
+    expect(status).toBe(400);
+    expect(body.error?.param ?? null).toBe(param);
   });
 });

@@ -4,11 +4,13 @@ import { CreateKeyBody, CreateWorkspaceBody, PatchKeyBody, PatchWorkspaceBody } 
 import type { Bus } from "@gw/bus";
 import type { PlanLimitsTable } from "@gw/config";
 import type { Budget, Limits, Workspace } from "@gw/contracts";
-import { GatewayError } from "@gw/errors";
+import { fromZodError, GatewayError } from "@gw/errors";
 import type { Logger } from "@gw/logger";
+import type { z } from "zod";
 import { createServiceApp, finishApp, routeLabel, type Sealer, type ServiceMetrics } from "@gw/service-kit";
 import type { CredentialStore } from "../credentials/credential-store";
 import type { BudgetGate } from "../budgets/budget-gate";
+import { AuditQuery, type AuditStore } from "../store/audit-store";
 import { effectiveWorkspaceLimits } from "../limits/plan-limits";
 import type { IdentityStore } from "../store/identity-store";
 import { mountCredentialRoutes } from "./credential-routes";
@@ -18,6 +20,8 @@ export interface AdminAppDeps {
   logger: Logger;
   metrics: ServiceMetrics;
   store: IdentityStore;
+  /** The audit trail the store's tables keep (their triggers write it). */
+  audit: AuditStore;
   bus: Bus;
   adminToken: string;
   /** Default limits per plan (config file), against which a key's limits are checked. */
@@ -34,7 +38,7 @@ export interface AdminAppDeps {
 
 /** The admin API (docs/configuration.md), on its own port, behind the admin token. */
 export function createAdminApp(deps: AdminAppDeps): Express {
-  const { store } = deps;
+  const { store, audit } = deps;
   const app = createServiceApp({ logger: deps.logger, metrics: deps.metrics, trustRequestId: true });
   app.get("/livez", (_req, res) => {
     res.json({ status: "ok" });
@@ -91,6 +95,9 @@ export function createAdminApp(deps: AdminAppDeps): Express {
     await changed("key", result.id);
     res.json(result);
   });
+  app.get("/admin/audit", routeLabel("/admin/audit"), async (req, res) => {
+    res.json(await audit.list(parseQuery(AuditQuery, req.query)));
+  });
   app.get("/admin/workspaces/:id/budget", routeLabel("/admin/workspaces/:id/budget"), async (req, res) => {
     const workspace = await found(store.getWorkspace(req.params.id as string), "workspace");
     if (!deps.budgets) throw new GatewayError("upstream_unavailable", "Budgets are not enforced on this gateway");
@@ -143,6 +150,12 @@ function assertBudgetNarrows(budget: Budget, workspace: Workspace): void {
       { param: "budget.monthly_usd" },
     );
   }
+}
+
+function parseQuery<T extends z.ZodType>(schema: T, query: unknown): z.infer<T> {
+  const parsed = schema.safeParse(query);
+  if (!parsed.success) throw fromZodError(parsed.error, "query");
+  return parsed.data;
 }
 
 async function found<T>(value: Promise<T | undefined>, what: string): Promise<T> {

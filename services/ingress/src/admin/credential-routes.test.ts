@@ -7,6 +7,7 @@ import { createLogger } from "@gw/logger";
 import { createMetrics, Sealer, startHttpServer, type RunningServer } from "@gw/service-kit";
 import { CredentialStore } from "../credentials/credential-store";
 import { ingressMigrations } from "../service";
+import { AuditStore } from "../store/audit-store";
 import { IdentityStore } from "../store/identity-store";
 import { createAdminApp } from "./admin-app";
 
@@ -28,6 +29,7 @@ async function start(sealer: Sealer | undefined): Promise<string> {
     logger,
     metrics: createMetrics("ingress", { defaults: false }),
     store: new IdentityStore(db),
+    audit: new AuditStore(db),
     bus,
     adminToken,
     plans,
@@ -81,6 +83,13 @@ describe("when an enterprise workspace registers its own provider credential", (
     const del = await call(url, "DELETE", `/admin/workspaces/${ws}/credentials/openai`);
     expect(del.status).toBe(200);
     expect((await call(url, "DELETE", `/admin/workspaces/${ws}/credentials/openai`)).status).toBe(404);
+    // The audit trail has the put and the delete, naming the provider, and never the key, sealed or not.
+    const audit = await call(url, "GET", `/admin/audit?workspace_id=${ws}`);
+    const actions = (JSON.parse(audit.text) as { data: { action: string; target: { id: string } }[] }).data.map((r) => `${r.action} ${r.target.id}`);
+    expect(actions).toEqual(["credential.delete openai", "credential.create openai", `workspace.create ${ws}`]);
+    expect(audit.text).not.toContain("sk-enterprise");
+    expect(audit.text).not.toContain("v1.");
+    expect(audit.text).not.toContain("sealed");
   });
 
   it("then each put and delete is announced to the async jobs, the put with the credential as sealed at rest, in version order", async () => {
