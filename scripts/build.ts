@@ -89,6 +89,7 @@ const runtimeFiles: Record<string, readonly RuntimeFile[]> = {
   "services/jobs/src/service.ts": [],
   "services/usage/src/service.ts": [],
   "services/ingress/src/limits/redis-limiter.ts": [{ beside: "sliding-window.lua" }],
+  "services/ingress/src/budgets/redis-budget-store.ts": [{ beside: "budget.lua" }],
   "services/ingress/src/docs/reference-page.ts": [{ packageFile: "redoc/bundles/redoc.standalone.js" }],
   "packages/config/src/env.ts": [],
   "packages/cli/src/admin-token.ts": [],

@@ -237,4 +237,3 @@ for (const name of targetNames) {
     }
   });
 }
-

@@ -55,6 +55,8 @@ const forgedMessages: Record<WorkSubject, unknown> = {
   "credentials.changed": { workspace_id: `ws_${MARK}`, provider: "oa", sealed: "forged", version: 1 },
   // A usage record billing a workspace for what it never called.
   "usage.records": usageRecord(MARK),
+  // A detailed log of a conversation that never happened.
+  "usage.bodies": capturedBodies(MARK),
 };
 const genuine: { [S in WorkSubject]: (id: string) => unknown } = {
   "jobs.events": (id) => ({ job_id: `job_${id}`, status: "completed", attempt: 1, at: 2 }),
@@ -63,7 +65,13 @@ const genuine: { [S in WorkSubject]: (id: string) => unknown } = {
   "jobs.work.tools": (id) => jobWork(id),
   "credentials.changed": (id) => ({ workspace_id: `ws_${id}`, provider: "oa", version: 2 }),
   "usage.records": (id) => usageRecord(id),
+  "usage.bodies": (id) => capturedBodies(id),
 };
+
+function capturedBodies(id: string) {
+  const body = { text: `{"said":"${id}"}`, truncated: false, bytes: 12 };
+  return { request_id: `req_${id}`, started_at: 1, workspace_id: `ws_${id}`, key_id: "key_1", retention_days: 7, request: body, response: body };
+}
 
 function usageRecord(id: string) {
   const record = {

@@ -36,6 +36,23 @@ export const TimeZoneName = z
   .refine((name) => canonicalZone(name) !== undefined, { message: "an IANA time zone name, e.g. Europe/Berlin or UTC" })
   .transform((name) => canonicalZone(name) ?? name);
 
+/** How long captured bodies are kept, in days: at least a day, at most the ledger's default retention. */
+export const MAX_BODY_RETENTION_DAYS = 400;
+
+/**
+ * Detailed logs (the Enterprise plan's): whether request and answer bodies are captured for the
+ * workspace's requests, and how many days they are kept. Off by default.
+ */
+export const WorkspaceLogging = z.strictObject({
+  bodies: z.boolean(),
+  retention_days: z.number().int().min(1).max(MAX_BODY_RETENTION_DAYS).default(30),
+});
+export type WorkspaceLogging = z.infer<typeof WorkspaceLogging>;
+
+/** A key can only turn its workspace's capture off for its own requests. */
+export const KeyLogging = z.strictObject({ bodies: z.literal(false) });
+export type KeyLogging = z.infer<typeof KeyLogging>;
+
 export const SubscriptionStatus = z.enum(["active", "canceled"]);
 export const KeyStatus = z.enum(["active", "disabled", "revoked"]);
 export type KeyStatus = z.infer<typeof KeyStatus>;
@@ -48,6 +65,7 @@ export const CreateWorkspaceBody = z.strictObject({
   limits: Limits.optional(),
   timezone: TimeZoneName.optional(),
   budget: Budget.optional(),
+  logging: WorkspaceLogging.optional(),
 });
 export type CreateWorkspaceBody = z.infer<typeof CreateWorkspaceBody>;
 
@@ -62,6 +80,7 @@ export const PatchWorkspaceBody = z
     timezone: TimeZoneName.optional(),
     /** Replaces the budget; null removes it. */
     budget: Budget.nullable().optional(),
+    logging: WorkspaceLogging.optional(),
   })
   .refine((b) => Object.keys(b).length > 0, { message: "at least one field is required" });
 export type PatchWorkspaceBody = z.infer<typeof PatchWorkspaceBody>;
@@ -72,6 +91,7 @@ export const CreateKeyBody = z.strictObject({
   tools: ToolList.optional(),
   limits: Limits.optional(),
   budget: Budget.optional(),
+  logging: KeyLogging.optional(),
 });
 export type CreateKeyBody = z.infer<typeof CreateKeyBody>;
 
@@ -86,6 +106,8 @@ export const PatchKeyBody = z
     limits: Limits.optional(),
     /** Replaces the key's budget; null removes it. */
     budget: Budget.nullable().optional(),
+    /** `{bodies: false}` keeps this key's requests out of detailed logs; null follows the workspace again. */
+    logging: KeyLogging.nullable().optional(),
   })
   .refine((b) => Object.keys(b).length > 0, { message: "at least one field is required" });
 export type PatchKeyBody = z.infer<typeof PatchKeyBody>;
@@ -101,6 +123,7 @@ export const Workspace = z.object({
   limits: Limits,
   timezone: z.string(),
   budget: Budget.nullable(),
+  logging: z.object({ bodies: z.boolean(), retention_days: z.number().int() }),
   created_at: z.number().int(),
   updated_at: z.number().int(),
 });
@@ -117,6 +140,7 @@ export const ApiKey = z.object({
   tools: z.array(z.string()).nullable(),
   limits: Limits,
   budget: Budget.nullable(),
+  logging: KeyLogging.nullable(),
   created_at: z.number().int(),
   updated_at: z.number().int(),
 });

@@ -108,6 +108,20 @@ export const CLIENT_CLOSED_STATUS = 499;
  */
 export const operatorIdentity: Readonly<Identity> = Object.freeze({ workspace_id: "*", key_id: "admin", plan: "enterprise", models: [["*"]], tools: [] });
 
+/** The most of a request's or an answer's body a detailed log keeps, by default: 256 KB. */
+export const DEFAULT_BODY_CAPTURE_BYTES = 256 * 1024;
+
+/** One captured body: its text (redacted, at most the cap), and whether and from what size it was cut. */
+export const CapturedBody = z.object({
+  /** UTF-8 text: JSON (redacted), an assembled stream's answer, or a note for a body that is not text. */
+  text: z.string(),
+  truncated: z.boolean(),
+  /** The body's size as it came, in bytes. */
+  bytes: z.number().int().min(0),
+  content_type: z.string().max(200).optional(),
+});
+export type CapturedBody = z.infer<typeof CapturedBody>;
+
 /**
  * One request as the ledger answers it (`GET /admin/logs`, `/admin/logs/{request_id}`): the record
  * as published, flattened, with its cost. Nulls where the provider reported nothing; `cost_usd` is an
@@ -138,5 +152,24 @@ export const LedgerRecord = z.object({
   units: z.record(z.string(), z.number()),
   cost_usd: z.string().nullable(),
   price_version: z.string().nullable(),
+  /** Present on `GET /admin/logs/{request_id}` when the request's bodies were captured (detailed logs). */
+  request_body: CapturedBody.optional(),
+  response_body: CapturedBody.optional(),
 });
 export type LedgerRecord = z.infer<typeof LedgerRecord>;
+
+/**
+ * A request's bodies for the detailed logs of an Enterprise workspace that turned them on, published
+ * by ingress on `usage.bodies`, one message per request, apart from the usage records (so metadata
+ * ingest stays small and fast). Kept `retention_days` from `started_at`.
+ */
+export const CapturedBodies = z.object({
+  request_id: z.string().min(1).max(128),
+  started_at: z.number().int().min(0),
+  workspace_id: z.string().min(1).max(100),
+  key_id: z.string().min(1).max(100),
+  retention_days: z.number().int().min(1).max(400),
+  request: CapturedBody,
+  response: CapturedBody.optional(),
+});
+export type CapturedBodies = z.infer<typeof CapturedBodies>;

@@ -9,12 +9,14 @@ import {
   jsonDepthExceeds,
   tooDeepMessage,
   type Health,
+  type ServiceAppOptions,
   type ServiceMetrics,
   type UsagePublisher,
 } from "@gw/service-kit";
 import type { Authenticator } from "./auth/authenticator";
 import type { BodyBudget } from "./body/body-budget";
 import type { BudgetAsk, BudgetEnd, BudgetGate } from "./budgets/budget-gate";
+import type { BodyCapture } from "./logs/body-capture";
 import { bodyRule, hasBody } from "./body/body-rules";
 import { discardRestOfBody } from "./body/discard-body";
 import { readRequestBody } from "./body/read-body";
@@ -56,6 +58,8 @@ export interface PublicAppDeps {
   rateLimits: RateLimitGate;
   /** Monthly budgets; unset, none are enforced. */
   budgets?: BudgetGate;
+  /** Detailed logs (request and answer bodies of Enterprise workspaces that turn them on); unset, none are kept. */
+  bodyCapture?: BodyCapture;
   rateWindowMs: number;
   credentials: CredentialRelay;
   /** Express's `trust proxy`: which proxies' X-Forwarded-For to believe for the client's address. */
@@ -74,11 +78,19 @@ const MAX_MODEL_NAME = 256;
  * and the model's access; the rate limits; the proxy to the owning service.
  */
 export function createPublicApp(deps: PublicAppDeps): Express {
-  const app = createServiceApp({ logger: deps.logger, metrics: deps.metrics, trustRequestId: false, onClose: usageRecorder(deps.usage) });
+  const recordUsage = usageRecorder(deps.usage);
+  const capture = deps.bodyCapture;
+  const onClose: ServiceAppOptions["onClose"] = capture
+    ? (req, res, durationMs) => {
+        recordUsage(req, res, durationMs);
+        capture.onClose(req, res, durationMs);
+      }
+    : recordUsage;
+  const app = createServiceApp({ logger: deps.logger, metrics: deps.metrics, trustRequestId: false, onClose });
   if (deps.trustProxy !== undefined) app.set("trust proxy", deps.trustProxy);
   deps.health.mount(app);
   mountApiDocs(app);
-  const forwarders = createForwarders(deps.backends, deps.internalSecret, deps.credentials);
+  const forwarders = createForwarders(deps.backends, deps.internalSecret, deps.credentials, capture && ((proxyRes, res) => capture.tee(proxyRes, res)));
   app.use(door(deps.authenticator));
   app.use(readBody(deps.bodyLimitBytes, deps.bodyBudget));
   app.use(checkJson);

@@ -10,6 +10,7 @@ import { CredentialRelay } from "./credentials/credential-relay";
 import { CredentialStore } from "./credentials/credential-store";
 import { BodyBudget } from "./body/body-budget";
 import { BudgetGate } from "./budgets/budget-gate";
+import { BodyCapture } from "./logs/body-capture";
 import { MemoryBudgetStore } from "./budgets/memory-budget-store";
 import { type MonthToDate, monthToDateFromLedger } from "./budgets/month-to-date";
 import { RedisBudgetStore } from "./budgets/redis-budget-store";
@@ -161,6 +162,7 @@ export function createIngressService(deps: IngressDeps): IngressService {
         trustProxy: settings.door?.trustProxy,
         rateLimits,
         budgets,
+        bodyCapture: new BodyCapture(bus, logger, metrics),
         rateWindowMs: settings.rateLimits.windowMs,
         credentials: relay,
       });

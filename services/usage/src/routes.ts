@@ -3,6 +3,7 @@ import type { Identity } from "@gw/contracts";
 import type { Db } from "@gw/db";
 import { GatewayError } from "@gw/errors";
 import { routeLabel } from "@gw/service-kit";
+import type { BodyStore } from "./bodies";
 import { queryLogs, queryRecord } from "./queries/logs-query";
 import { logsParams, statementParams, usageParams } from "./queries/params";
 import { statementCsv, statementFor } from "./queries/statement";
@@ -12,6 +13,8 @@ import { forbiddenWorkspace, isOperator, workspaceScope } from "./scope";
 export interface UsageRoutesDeps {
   db: Db;
   clock: () => number;
+  /** Detailed logs' bodies, added to `/v1/logs/{request_id}` when kept. */
+  bodies?: BodyStore;
 }
 
 /** Says which table answered a usage query (`rollups` or `records`), for the curious and the tests. */
@@ -41,7 +44,9 @@ export function mountUsageRoutes(app: Express, deps: UsageRoutesDeps): void {
     const identity = identityOf(res);
     const record = requestId.length <= 128 ? await queryRecord(deps.db, requestId, isOperator(identity) ? undefined : identity.workspace_id) : undefined;
     if (!record) throw new GatewayError("not_found", `No request found with id ${requestId}`, { param: "request_id" });
-    res.json(record);
+    // Its bodies, when detailed logs captured them (and they are still kept).
+    const bodies = await deps.bodies?.read(requestId, record.workspace_id, deps.clock());
+    res.json(bodies ? { ...record, request_body: bodies.request, ...(bodies.response ? { response_body: bodies.response } : {}) } : record);
   });
 
   app.get("/v1/workspaces/:workspaceId/statement", routeLabel("/v1/workspaces/{id}/statement"), async (req, res) => {

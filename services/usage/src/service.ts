@@ -6,6 +6,7 @@ import type { Logger } from "@gw/logger";
 import { addCounter, createInternalHttp } from "@gw/service-kit";
 import { Ingest } from "./ingest/ingest";
 import { LedgerWriter } from "./ingest/ledger-writer";
+import { BodyStore } from "./bodies";
 import { RecordPartitions } from "./partitions";
 import { defaultPricer } from "./default-pricer";
 import type { Pricer } from "./pricing";
@@ -63,7 +64,9 @@ export function createUsageService(deps: UsageDeps): UsageService {
   const { settings, logger } = deps;
   const clock = deps.clock ?? Date.now;
   const partitions = new RecordPartitions(deps.db);
+  const bodies = new BodyStore(deps.db, logger);
   let consumer: Consumer | undefined;
+  let bodyConsumer: Consumer | undefined;
   let maintenance: NodeJS.Timeout | undefined;
   let maintaining: Promise<void> = Promise.resolve();
   const http = createInternalHttp({
@@ -74,7 +77,7 @@ export function createUsageService(deps: UsageDeps): UsageService {
     internalSecret: settings.internalSecret,
     checks: { postgres: () => deps.db.ping(), nats: () => deps.bus.ping() },
     mount(app) {
-      mountUsageRoutes(app, { db: deps.db, clock });
+      mountUsageRoutes(app, { db: deps.db, clock, bodies });
     },
   });
   const m = http.metrics;
@@ -96,7 +99,10 @@ export function createUsageService(deps: UsageDeps): UsageService {
     },
   });
 
+  const bodiesStored = addCounter(m, "gw_usage_bodies_total", "Captured bodies (detailed logs) handled, by result: written, duplicate, expired", ["result"]);
+
   const maintain = async (): Promise<void> => {
+    await bodies.dropExpired(clock());
     const result = await partitions.maintain(clock(), settings.retentionDays);
     if (result.created.length > 0 || result.dropped.length > 0 || result.rollupRowsDeleted > 0) logger.info(result, "usage: partitions maintained");
   };
@@ -117,6 +123,13 @@ export function createUsageService(deps: UsageDeps): UsageService {
         { durable: "usage", concurrency: deps.batch?.inFlight ?? CONSUME_CONCURRENCY, maxDeliver: 10_000, retryDelayMs: 5_000 },
         ({ records }) => ingest.handleAll(records),
       );
+      bodyConsumer = await deps.bus.consume(
+        "usage.bodies",
+        { durable: "usage", concurrency: 16, maxDeliver: 10_000, retryDelayMs: 5_000 },
+        async (captured) => {
+          bodiesStored.inc({ result: await bodies.write(captured, clock()) });
+        },
+      );
       return { url: (await http.start()).url };
     },
     async stop() {
@@ -124,6 +137,7 @@ export function createUsageService(deps: UsageDeps): UsageService {
       clearInterval(maintenance);
       // Stopping the consumer waits for its handlers, which wait for their batches to commit.
       await consumer?.stop();
+      await bodyConsumer?.stop();
       await ingest.drain();
       await maintaining;
     },

@@ -3,7 +3,7 @@ import express, { type Express, type RequestHandler } from "express";
 import { CreateKeyBody, CreateWorkspaceBody, PatchKeyBody, PatchWorkspaceBody } from "@gw/contracts";
 import type { Bus } from "@gw/bus";
 import type { PlanLimitsTable } from "@gw/config";
-import type { Budget, Limits, Workspace } from "@gw/contracts";
+import type { Budget, Limits, Workspace, WorkspaceLogging } from "@gw/contracts";
 import { fromZodError, GatewayError } from "@gw/errors";
 import type { Logger } from "@gw/logger";
 import type { z } from "zod";
@@ -55,6 +55,7 @@ export function createAdminApp(deps: AdminAppDeps): Express {
 
   app.post("/admin/workspaces", routeLabel("/admin/workspaces"), async (req, res) => {
     const body = CreateWorkspaceBody.parse(req.body ?? {});
+    assertLoggingAllowed(body.logging, body.plan);
     res.status(201).json(await store.createWorkspace(body));
   });
   app.get("/admin/workspaces", routeLabel("/admin/workspaces"), async (_req, res) => {
@@ -65,6 +66,7 @@ export function createAdminApp(deps: AdminAppDeps): Express {
   });
   app.patch("/admin/workspaces/:id", routeLabel("/admin/workspaces/:id"), async (req, res) => {
     const patch = PatchWorkspaceBody.parse(req.body ?? {});
+    if (patch.logging?.bodies) assertLoggingAllowed(patch.logging, patch.plan ?? (await found(store.getWorkspace(req.params.id as string), "workspace")).plan);
     const workspace = await found(store.patchWorkspace(req.params.id as string, patch), "workspace");
     await changed("workspace", workspace.id);
     res.json(workspace);
@@ -149,6 +151,13 @@ function assertBudgetNarrows(budget: Budget, workspace: Workspace): void {
       `Invalid body: budget.monthly_usd: the key's ${budget.monthly_usd} exceeds the workspace's ${ceiling} (a key can only narrow its workspace's budget)`,
       { param: "budget.monthly_usd" },
     );
+  }
+}
+
+/** Detailed logs are the Enterprise plan's: capture cannot be turned on for another plan. */
+function assertLoggingAllowed(logging: WorkspaceLogging | undefined, plan: Workspace["plan"]): void {
+  if (logging?.bodies && plan !== "enterprise") {
+    throw new GatewayError("conflict", "Detailed logs (request and answer bodies) are part of the Enterprise plan", { param: "logging.bodies" });
   }
 }
 

@@ -1,31 +1,10 @@
 import { describe, expect, it } from "vitest";
 import type { KeyPrincipal } from "../store/identity-store";
+import { testPrincipal } from "../testing/principal";
 import { IdentityCache, type IdentityCacheOptions } from "./identity-cache";
 
 function principal(keyId: string, workspaceId = "ws_1"): KeyPrincipal {
-  return {
-    keyId,
-    keyStatus: "active",
-    keyModels: null,
-    keyTools: null,
-    keyLimits: {},
-    keyBudget: null,
-    sealedCredentials: {},
-    workspace: {
-      id: workspaceId,
-      object: "workspace",
-      name: "acme",
-      plan: "pro",
-      subscription: "active",
-      models: ["*"],
-      tools: ["webtool", "serptool"],
-      limits: {},
-      timezone: "UTC",
-      budget: null,
-      created_at: 0,
-      updated_at: 0,
-    },
-  };
+  return testPrincipal({ keyId }, { id: workspaceId, name: "acme", tools: ["webtool", "serptool"] });
 }
 
 function setup(overrides: Partial<IdentityCacheOptions> = {}) {

@@ -1,6 +1,7 @@
 import type { Db } from "@gw/db";
 import { GatewayError } from "@gw/errors";
 import { createLogger } from "@gw/logger";
+import { testPrincipal } from "../testing/principal";
 import { describe, expect, it } from "vitest";
 import { IdentityStore, type KeyPrincipal } from "../store/identity-store";
 import { Authenticator, defaultAuthenticatorLimits, type AuthenticatorLimits } from "./authenticator";
@@ -15,29 +16,7 @@ import { generateKey, hashKey, keyPrefix, randomBase62 } from "./keys";
 const logger = createLogger({ service: "test", level: "silent" });
 
 function principal(keyId: string): KeyPrincipal {
-  return {
-    keyId,
-    keyStatus: "active",
-    keyModels: null,
-    keyTools: null,
-    keyLimits: {},
-    keyBudget: null,
-    sealedCredentials: {},
-    workspace: {
-      id: "ws_1",
-      object: "workspace",
-      name: "acme",
-      plan: "pro",
-      subscription: "active",
-      models: ["*"],
-      tools: [],
-      limits: {},
-      timezone: "UTC",
-      budget: null,
-      created_at: 0,
-      updated_at: 0,
-    },
-  };
+  return testPrincipal({ keyId }, { name: "acme" });
 }
 
 class FakeStore extends IdentityStore {

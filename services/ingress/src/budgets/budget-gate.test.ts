@@ -1,13 +1,14 @@
 import type { Response } from "express";
 import { createInProcessBus } from "@gw/bus";
 import { GatewayConfig } from "@gw/config";
-import type { BroadcastMessage, Budget, Workspace } from "@gw/contracts";
+import type { BroadcastMessage, Budget } from "@gw/contracts";
 import type { GatewayError } from "@gw/errors";
 import { createLogger } from "@gw/logger";
 import { createPricer } from "@gw/pricing";
 import { createMetrics } from "@gw/service-kit";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import type { KeyPrincipal } from "../store/identity-store";
+import { testPrincipal } from "../testing/principal";
 import { BudgetGate, type BudgetAsk } from "./budget-gate";
 import { MemoryBudgetStore } from "./memory-budget-store";
 import type { MonthToDate } from "./month-to-date";
@@ -34,26 +35,15 @@ const used = (input: number, output: number) => ({
 });
 
 function principal(budget: Budget | null, keyBudget: Budget | null, timezone = "UTC"): KeyPrincipal {
-  const workspace: Workspace = {
-    id: "ws_budget",
-    object: "workspace",
-    name: "w",
-    plan: "pro",
-    subscription: "active",
-    models: ["*"],
-    tools: [],
-    limits: {},
-    timezone,
-    budget,
-    created_at: 0,
-    updated_at: 0,
-  };
-  return { keyId: "key_budget", keyStatus: "active", keyModels: null, keyTools: null, keyLimits: {}, keyBudget, workspace, sealedCredentials: {} };
+  return testPrincipal({ keyId: "key_budget", keyBudget }, { id: "ws_budget", timezone, budget });
 }
 
 function fakeResponse(): Response & { headers: Record<string, string> } {
   const headers: Record<string, string> = {};
-  return { headers, setHeader: (name: string, value: string) => void (headers[name] = value) } as unknown as Response & { headers: Record<string, string> };
+  const setHeader = (name: string, value: string) => {
+    headers[name] = value;
+  };
+  return { headers, setHeader } as unknown as Response & { headers: Record<string, string> };
 }
 
 function gate(options: { now: () => number; store?: BudgetStore; monthToDate?: MonthToDate; failureMode?: "open" | "closed" }) {

@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { createLogger } from "@gw/logger";
 import { CredentialsReader, Sealer, UNOPENED_CREDENTIAL } from "@gw/service-kit";
 import type { KeyPrincipal } from "../store/identity-store";
+import { testPrincipal } from "../testing/principal";
 import { credentialContext, CredentialRelay } from "./credential-relay";
 
 const logger = createLogger({ service: "relay-test", level: "silent" });
@@ -10,29 +11,7 @@ const atRest = new Sealer("relay-test-master-key-0123456789abcdef", "provider-cr
 
 function principal(plan: "pro" | "enterprise", workspaceId: string, keys: Record<string, string>): KeyPrincipal {
   const sealedCredentials = Object.fromEntries(Object.entries(keys).map(([p, k]) => [p, atRest.seal(k, credentialContext(workspaceId, p))]));
-  return {
-    keyId: "key_1",
-    keyStatus: "active",
-    keyModels: null,
-    keyTools: null,
-    keyLimits: {},
-    keyBudget: null,
-    sealedCredentials,
-    workspace: {
-      id: workspaceId,
-      object: "workspace",
-      name: "w",
-      plan,
-      subscription: "active",
-      models: ["*"],
-      tools: [],
-      limits: {},
-      timezone: "UTC",
-      budget: null,
-      created_at: 0,
-      updated_at: 0,
-    },
-  };
+  return testPrincipal({ sealedCredentials }, { id: workspaceId, plan });
 }
 
 describe("CredentialRelay", () => {

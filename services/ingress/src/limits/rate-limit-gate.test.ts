@@ -3,6 +3,7 @@ import type { PlanLimitsTable } from "@gw/config";
 import { createLogger } from "@gw/logger";
 import { createMetrics } from "@gw/service-kit";
 import type { KeyPrincipal } from "../store/identity-store";
+import { testPrincipal } from "../testing/principal";
 import { MemoryLimiter } from "./memory-limiter";
 import { formatDuration, rateLimitError, RateLimitGate } from "./rate-limit-gate";
 import type { Limiter } from "./types";
@@ -15,29 +16,7 @@ const plans: PlanLimitsTable = {
 const logger = createLogger({ service: "gate-test", level: "silent" });
 
 function principal(workspaceLimits: KeyPrincipal["keyLimits"], keyLimits: KeyPrincipal["keyLimits"], plan: "plus" | "pro" = "plus"): KeyPrincipal {
-  return {
-    keyId: "key_1",
-    keyStatus: "active",
-    keyModels: null,
-    keyTools: null,
-    keyLimits,
-    keyBudget: null,
-    sealedCredentials: {},
-    workspace: {
-      id: "ws_1",
-      object: "workspace",
-      name: "w",
-      plan,
-      subscription: "active",
-      models: ["*"],
-      tools: [],
-      limits: workspaceLimits,
-      timezone: "UTC",
-      budget: null,
-      created_at: 0,
-      updated_at: 0,
-    },
-  };
+  return testPrincipal({ keyLimits }, { plan, limits: workspaceLimits });
 }
 
 const broken: Limiter = {

@@ -16,7 +16,12 @@ export type BackendUrls = Record<Backend, string>;
  * (never re-serialised); the caller's key and any client-supplied internal header are dropped, and
  * the signed identity is added. Responses, SSE included, are piped through without buffering.
  */
-export function createForwarders(urls: BackendUrls, internalSecret: string, credentials?: CredentialRelay): Record<Backend, RequestHandler> {
+export function createForwarders(
+  urls: BackendUrls,
+  internalSecret: string,
+  credentials?: CredentialRelay,
+  onAnswer?: (proxyRes: IncomingMessage, res: Response) => void,
+): Record<Backend, RequestHandler> {
   const signer = new IdentitySigner(internalSecret);
   const make = (backend: Backend): RequestHandler => {
     const agent = new Agent({ keepAlive: true, maxSockets: Infinity, maxFreeSockets: 1024, scheduling: "lifo" });
@@ -35,6 +40,7 @@ export function createForwarders(urls: BackendUrls, internalSecret: string, cred
         proxyRes: (proxyRes, _req, res) => {
           takeUsage(proxyRes, res as Response);
           relayAbort(proxyRes, res);
+          onAnswer?.(proxyRes, res as Response);
         },
         error: (err, req, res) => onProxyError(err, req as Request, res as Response | import("node:net").Socket, backend),
       },

@@ -1,4 +1,16 @@
-import type { ApiKey, Budget, CreateKeyBody, CreateWorkspaceBody, KeyStatus, Limits, PatchKeyBody, PatchWorkspaceBody, Workspace } from "@gw/contracts";
+import type {
+  ApiKey,
+  Budget,
+  CreateKeyBody,
+  KeyLogging,
+  WorkspaceLogging,
+  CreateWorkspaceBody,
+  KeyStatus,
+  Limits,
+  PatchKeyBody,
+  PatchWorkspaceBody,
+  Workspace,
+} from "@gw/contracts";
 import type { Db } from "@gw/db";
 import { generateKey, newId } from "../auth/keys";
 
@@ -10,6 +22,7 @@ export interface KeyPrincipal {
   keyTools: string[] | null;
   keyLimits: Limits;
   keyBudget: Budget | null;
+  keyLogging: KeyLogging | null;
   workspace: Workspace;
   /** The workspace's own provider credentials, sealed at rest, by provider name. */
   sealedCredentials: Record<string, string>;
@@ -25,6 +38,7 @@ interface WorkspaceRow {
   limits: Limits;
   timezone: string;
   budget: Budget | null;
+  logging: WorkspaceLogging | null;
   created_at: Date | string;
   updated_at: Date | string;
 }
@@ -39,9 +53,13 @@ interface KeyRow {
   tools: string[] | null;
   limits: Limits;
   budget: Budget | null;
+  logging: KeyLogging | null;
   created_at: Date | string;
   updated_at: Date | string;
 }
+
+/** Capture off, and the retention it would have: a workspace that never set its logging. */
+export const defaultLogging: WorkspaceLogging = Object.freeze({ bodies: false, retention_days: 30 });
 
 const seconds = (t: Date | string) => Math.floor(new Date(t).getTime() / 1000);
 const json = (v: unknown) => (v === undefined ? null : JSON.stringify(v));
@@ -58,6 +76,7 @@ function toWorkspace(row: WorkspaceRow): Workspace {
     limits: row.limits,
     timezone: row.timezone,
     budget: row.budget,
+    logging: row.logging ?? { ...defaultLogging },
     created_at: seconds(row.created_at),
     updated_at: seconds(row.updated_at),
   };
@@ -75,13 +94,14 @@ function toApiKey(row: KeyRow): ApiKey {
     tools: row.tools,
     limits: row.limits,
     budget: row.budget,
+    logging: row.logging,
     created_at: seconds(row.created_at),
     updated_at: seconds(row.updated_at),
   };
 }
 
-const workspaceColumns = "id, name, plan, subscription, models, tools, limits, timezone, budget, created_at, updated_at";
-const keyColumns = "id, workspace_id, name, prefix, status, models, tools, limits, budget, created_at, updated_at";
+const workspaceColumns = "id, name, plan, subscription, models, tools, limits, timezone, budget, logging, created_at, updated_at";
+const keyColumns = "id, workspace_id, name, prefix, status, models, tools, limits, budget, logging, created_at, updated_at";
 
 /** Workspaces and keys in the `ingress` schema; the only code that writes them. */
 export class IdentityStore {
@@ -89,11 +109,11 @@ export class IdentityStore {
 
   async createWorkspace(body: CreateWorkspaceBody): Promise<Workspace> {
     const { rows } = await this.db.query<WorkspaceRow>(
-      `INSERT INTO ingress.workspaces (id, name, plan, models, tools, limits, timezone, budget)
+      `INSERT INTO ingress.workspaces (id, name, plan, models, tools, limits, timezone, budget, logging)
        VALUES ($1, $2, $3, COALESCE($4::jsonb, '["*"]'::jsonb), COALESCE($5::jsonb, '["webtool","serptool"]'::jsonb), COALESCE($6::jsonb, '{}'::jsonb),
-               COALESCE($7, 'UTC'), $8::jsonb)
+               COALESCE($7, 'UTC'), $8::jsonb, $9::jsonb)
        RETURNING ${workspaceColumns}`,
-      [newId("ws"), body.name, body.plan, json(body.models), json(body.tools), json(body.limits), body.timezone ?? null, json(body.budget)],
+      [newId("ws"), body.name, body.plan, json(body.models), json(body.tools), json(body.limits), body.timezone ?? null, json(body.budget), json(body.logging)],
     );
     return toWorkspace(rows[0] as WorkspaceRow);
   }
@@ -119,6 +139,7 @@ export class IdentityStore {
          limits = COALESCE($7::jsonb, limits),
          timezone = COALESCE($8, timezone),
          budget = CASE WHEN $9::boolean THEN $10::jsonb ELSE budget END,
+         logging = COALESCE($11::jsonb, logging),
          updated_at = now()
        WHERE id = $1
        RETURNING ${workspaceColumns}`,
@@ -133,6 +154,7 @@ export class IdentityStore {
         patch.timezone ?? null,
         patch.budget !== undefined,
         json(patch.budget ?? undefined),
+        json(patch.logging),
       ],
     );
     return rows[0] ? toWorkspace(rows[0]) : undefined;
@@ -142,10 +164,21 @@ export class IdentityStore {
   async createKey(workspaceId: string, body: CreateKeyBody): Promise<{ key: ApiKey; secret: string }> {
     const { secret, hash, prefix } = generateKey();
     const { rows } = await this.db.query<KeyRow>(
-      `INSERT INTO ingress.api_keys (id, workspace_id, name, key_hash, prefix, models, tools, limits, budget)
-       VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7::jsonb, COALESCE($8::jsonb, '{}'::jsonb), $9::jsonb)
+      `INSERT INTO ingress.api_keys (id, workspace_id, name, key_hash, prefix, models, tools, limits, budget, logging)
+       VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7::jsonb, COALESCE($8::jsonb, '{}'::jsonb), $9::jsonb, $10::jsonb)
        RETURNING ${keyColumns}`,
-      [newId("key"), workspaceId, body.name ?? null, hash, prefix, json(body.models), json(body.tools), json(body.limits), json(body.budget)],
+      [
+        newId("key"),
+        workspaceId,
+        body.name ?? null,
+        hash,
+        prefix,
+        json(body.models),
+        json(body.tools),
+        json(body.limits),
+        json(body.budget),
+        json(body.logging),
+      ],
     );
     return { key: toApiKey(rows[0] as KeyRow), secret };
   }
@@ -173,10 +206,20 @@ export class IdentityStore {
          name = COALESCE($3, name),
          limits = COALESCE($4::jsonb, limits),
          budget = CASE WHEN $5::boolean THEN $6::jsonb ELSE budget END,
+         logging = CASE WHEN $7::boolean THEN $8::jsonb ELSE logging END,
          updated_at = now()
        WHERE id = $1 AND ($2::text IS NULL OR status <> 'revoked' OR $2 = 'revoked')
        RETURNING ${keyColumns}`,
-      [id, status, patch.name ?? null, json(patch.limits), patch.budget !== undefined, json(patch.budget ?? undefined)],
+      [
+        id,
+        status,
+        patch.name ?? null,
+        json(patch.limits),
+        patch.budget !== undefined,
+        json(patch.budget ?? undefined),
+        patch.logging !== undefined,
+        json(patch.logging ?? undefined),
+      ],
     );
     if (rows[0]) return toApiKey(rows[0]);
     const { rows: existing } = await this.db.query<{ status: KeyStatus }>(`SELECT status FROM ingress.api_keys WHERE id = $1`, [id]);
@@ -197,11 +240,12 @@ export class IdentityStore {
         key_tools: string[] | null;
         key_limits: Limits;
         key_budget: Budget | null;
+        key_logging: KeyLogging | null;
         credentials: Record<string, string> | null;
       }
     >(
-      `SELECT k.id AS key_id, k.status AS key_status, k.models AS key_models, k.tools AS key_tools, k.limits AS key_limits, k.budget AS key_budget,
-              w.id, w.name, w.plan, w.subscription, w.models, w.tools, w.limits, w.timezone, w.budget, w.created_at, w.updated_at,
+      `SELECT k.id AS key_id, k.status AS key_status, k.models AS key_models, k.tools AS key_tools, k.limits AS key_limits, k.budget AS key_budget, k.logging AS key_logging,
+              w.id, w.name, w.plan, w.subscription, w.models, w.tools, w.limits, w.timezone, w.budget, w.logging, w.created_at, w.updated_at,
               (SELECT jsonb_object_agg(c.provider, c.sealed) FROM ingress.provider_credentials c WHERE c.workspace_id = w.id) AS credentials
        FROM ingress.api_keys k JOIN ingress.workspaces w ON w.id = k.workspace_id
        WHERE k.key_hash = $1`,
@@ -216,6 +260,7 @@ export class IdentityStore {
       keyTools: row.key_tools,
       keyLimits: row.key_limits,
       keyBudget: row.key_budget,
+      keyLogging: row.key_logging,
       workspace: toWorkspace(row),
       sealedCredentials: row.credentials ?? {},
     };

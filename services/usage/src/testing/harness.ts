@@ -74,7 +74,7 @@ export interface RunningLedger {
   /** Waits until every record published so far has been handled (written, skipped or dropped). */
   settle(): Promise<void>;
   get(path: string, identity?: Identity): Promise<Response>;
-  /** A counter's value on the service's /metrics (0 before its first increment). */
+  /** A counter's value on the service's /metrics, summed over its labels (0 before its first increment). */
   metric(name: string): Promise<number>;
   json<T = Record<string, unknown>>(path: string, identity?: Identity): Promise<T>;
   stop(): Promise<void>;
@@ -103,8 +103,9 @@ export async function startLedger(options: LedgerOptions): Promise<RunningLedger
   const get = (path: string, identity: Identity = operatorIdentity) => fetch(`${url}${path}`, { headers: { "x-gw-identity": signIdentity(identity, secret) } });
   const metric = async (name: string): Promise<number> => {
     const text = await (await fetch(`${url}/metrics`)).text();
-    const line = text.split("\n").find((l) => l.startsWith(`${name}{`) || l.startsWith(`${name} `));
-    return line ? Number(line.split(" ").pop()) : 0;
+    // Summed over its label values.
+    const lines = text.split("\n").filter((l) => l.startsWith(`${name}{`) || l.startsWith(`${name} `));
+    return lines.reduce((sum, line) => sum + Number(line.split(" ").pop()), 0);
   };
   const handled = async (): Promise<number> => {
     let sum = 0;

@@ -1,10 +1,11 @@
 import type { UsageRecord } from "@gw/contracts";
 import type { Db } from "@gw/db";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { BodyStore } from "../bodies";
 import { addDecimal } from "../decimal";
 import type { UsageRow } from "../queries/usage-query";
 import { usageSourceHeader } from "../routes";
-import { freshWorkspace, identityOf, PRICE_CHANGE, record, type RunningLedger, startLedger, waitFor } from "./harness";
+import { freshWorkspace, identityOf, logger as silentLogger, PRICE_CHANGE, record, type RunningLedger, startLedger, waitFor } from "./harness";
 
 export interface OpenedLedgerDb {
   db: Db;
@@ -370,6 +371,56 @@ export function describeLedger(label: string, open: () => Promise<OpenedLedgerDb
         const unknown = await ledger.get("/v1/logs/req_nope");
         expect(unknown.status).toBe(404);
         expect(await unknown.json()).toMatchObject({ error: { code: "not_found", param: "request_id" } });
+      });
+    });
+
+    describe("when a request's bodies were captured (detailed logs)", () => {
+      const body = (text: string) => ({ text, truncated: false, bytes: text.length, content_type: "application/json" });
+      const bodiesOf = (r: { request_id: string; workspace_id: string; key_id: string; started_at: number }, retention_days: number) => ({
+        request_id: r.request_id,
+        workspace_id: r.workspace_id,
+        key_id: r.key_id,
+        started_at: r.started_at,
+        retention_days,
+        request: body('{"q":"hi"}'),
+        response: body('{"a":"hello"}'),
+      });
+
+      it("then the record by id carries them for its workspace, a copy delivered again is one row, and expired ones are not kept", async () => {
+        const ws = freshWorkspace();
+        const r = record({ workspace_id: ws, started_at: JAN(24, 10) });
+        await ingest([r]);
+        for (let i = 0; i < 2; i++) await ledger.bus.enqueue("usage.bodies", bodiesOf(r, 1), { msgId: `bodies-${r.request_id}-${i}` });
+        let own: Record<string, unknown> = {};
+        await waitFor(async () => {
+          own = await ledger.json<Record<string, unknown>>(`/v1/logs/${r.request_id}`, identityOf(ws));
+          return own.request_body !== undefined;
+        }, "the bodies to be written");
+        expect(own).toMatchObject({ request_body: body('{"q":"hi"}'), response_body: body('{"a":"hello"}') });
+        expect(await count("SELECT count(*) AS n FROM usage.bodies WHERE request_id = $1", [r.request_id])).toBe(1);
+        // Started on the 20th with three days' retention: gone on the 24th, so never stored on the 25th.
+        const old = record({ workspace_id: ws, started_at: JAN(20, 10) });
+        await ingest([old]);
+        await ledger.bus.enqueue("usage.bodies", bodiesOf(old, 3), { msgId: `bodies-${old.request_id}` });
+        await waitFor(async () => (await ledger.metric("gw_usage_bodies_total")) >= 3, "the old bodies to be handled");
+        expect(await count("SELECT count(*) AS n FROM usage.bodies WHERE request_id = $1", [old.request_id])).toBe(0);
+        expect((await ledger.json<Record<string, unknown>>(`/v1/logs/${old.request_id}`, identityOf(ws))).request_body).toBeUndefined();
+      });
+
+      it("then retention drops the day's partition whole, and the bodies are gone while the record stays", async () => {
+        const ws = freshWorkspace();
+        const r = record({ workspace_id: ws, started_at: JAN(24, 11) });
+        await ingest([r]);
+        await ledger.bus.enqueue("usage.bodies", bodiesOf(r, 1), { msgId: `bodies-${r.request_id}` });
+        await waitFor(async () => (await count("SELECT count(*) AS n FROM usage.bodies WHERE request_id = $1", [r.request_id])) === 1, "the bodies");
+        const partition = "usage.bodies_20250125";
+        expect(await count("SELECT count(*) AS n FROM pg_class WHERE oid = to_regclass($1)", [partition])).toBe(1);
+        const dropped = await new BodyStore(db(), silentLogger).dropExpired(JAN(26, 1));
+        expect(dropped).toContain("20250125");
+        expect(await count("SELECT count(*) AS n FROM pg_class WHERE oid = to_regclass($1)", [partition])).toBe(0);
+        const after = await ledger.json<Record<string, unknown>>(`/v1/logs/${r.request_id}`, identityOf(ws));
+        expect(after).toMatchObject({ request_id: r.request_id });
+        expect(after.request_body).toBeUndefined();
       });
     });
 

@@ -1,0 +1,207 @@
+import type { IncomingMessage } from "node:http";
+import type { Request, Response } from "express";
+import type { Bus } from "@gw/bus";
+import { type CapturedBodies, type CapturedBody, DEFAULT_BODY_CAPTURE_BYTES } from "@gw/contracts";
+import type { Logger } from "@gw/logger";
+import { addCounter, type ServiceMetrics } from "@gw/service-kit";
+import type { KeyPrincipal } from "../store/identity-store";
+import { assembleStream } from "./assemble-stream";
+import { redactRawText, redactValue } from "./redact";
+
+/** An answer's bytes as they passed, up to the cap (and one byte more, to know it was cut). */
+class Tee {
+  readonly chunks: Buffer[] = [];
+  kept = 0;
+  bytes = 0;
+
+  constructor(private readonly max: number) {}
+
+  add(chunk: Buffer): void {
+    this.bytes += chunk.length;
+    if (this.kept > this.max) return;
+    const room = this.max + 1 - this.kept;
+    const part = chunk.length <= room ? chunk : chunk.subarray(0, room);
+    this.chunks.push(part);
+    this.kept += part.length;
+  }
+}
+
+declare global {
+  namespace Express {
+    interface Locals {
+      /** The answer's bytes being kept for the detailed log (set when its workspace captures bodies). */
+      bodyTee?: { tee: Tee; contentType: string | undefined };
+    }
+  }
+}
+
+/** What a closed request's detailed log needs, read at close; the message is made later, with others. */
+interface Captured {
+  requestId: string;
+  startedAt: number;
+  workspaceId: string;
+  keyId: string;
+  retentionDays: number;
+  requestBody: unknown;
+  requestJson: unknown;
+  requestType: string | undefined;
+  tee: Tee | undefined;
+  responseType: string | undefined;
+}
+
+/** How many days the key's request bodies are kept, or undefined when they are not captured. */
+export function captureRetention(principal: KeyPrincipal): number | undefined {
+  const { workspace } = principal;
+  // Detailed logs are the Enterprise plan's; a workspace moved off it stops capturing at once.
+  if (workspace.plan !== "enterprise" || !workspace.logging.bodies || principal.keyLogging?.bodies === false) return undefined;
+  return workspace.logging.retention_days;
+}
+
+/** Bodies waiting for the bus at most, in bytes; past it new ones are dropped and counted, never held without bound. */
+const MAX_WAITING_BYTES = 64 * 1024 * 1024;
+
+/**
+ * Detailed logs at ingress (docs/detailed-logs.md): for a key whose Enterprise workspace captures
+ * bodies, the request's body and the answer's (a stream's assembled) are kept, redacted and cut at
+ * the cap, and published on `usage.bodies`, apart from the usage record. On the request's path this
+ * costs a reference to the body ingress already read and a copy of the answer's bytes as they pass;
+ * parsing, assembling, redacting and serialising happen after, a batch at a time.
+ */
+export class BodyCapture {
+  private waiting: Captured[] = [];
+  private waitingBytes = 0;
+  private scheduled = false;
+  private readonly dropped: ReturnType<typeof addCounter<"reason">>;
+
+  constructor(
+    private readonly bus: Bus,
+    private readonly logger: Logger,
+    metrics: ServiceMetrics,
+    private readonly maxBytes = DEFAULT_BODY_CAPTURE_BYTES,
+  ) {
+    this.dropped = addCounter(metrics, "gw_detailed_logs_dropped_total", "Captured bodies not published, by reason", ["reason"]);
+  }
+
+  /** Starts keeping the answer's bytes, when the request's bodies are captured (the proxy calls it on the backend's answer). */
+  tee(proxyRes: IncomingMessage, res: Response): void {
+    const principal = res.locals.principal;
+    if (!principal || captureRetention(principal) === undefined) return;
+    const tee = new Tee(this.maxBytes);
+    const contentType = proxyRes.headers["content-type"];
+    res.locals.bodyTee = { tee, contentType };
+    proxyRes.on("data", (chunk: Buffer) => tee.add(chunk));
+  }
+
+  /** The app's close listener: the request's bodies join the next batch. */
+  readonly onClose = (req: Request, res: Response, durationMs: number): void => {
+    const { principal, identity } = res.locals;
+    if (!principal || !identity || !res.locals.target) return;
+    const retentionDays = captureRetention(principal);
+    if (retentionDays === undefined) return;
+    const body: unknown = req.body;
+    const held = (Buffer.isBuffer(body) ? body.length : 0) + (res.locals.bodyTee?.tee.kept ?? 0);
+    if (this.waitingBytes + held > MAX_WAITING_BYTES) {
+      this.dropped.inc({ reason: "backlog" });
+      return;
+    }
+    this.waitingBytes += held;
+    this.waiting.push({
+      requestId: res.locals.requestId,
+      startedAt: Math.round(Date.now() - durationMs),
+      workspaceId: identity.workspace_id,
+      keyId: identity.key_id,
+      retentionDays,
+      requestBody: body,
+      requestJson: res.locals.json,
+      requestType: req.headers["content-type"],
+      tee: res.locals.bodyTee?.tee,
+      responseType: res.locals.bodyTee?.contentType,
+    });
+    if (!this.scheduled) {
+      this.scheduled = true;
+      setImmediate(() => this.publishWaiting());
+    }
+  };
+
+  private publishWaiting(): void {
+    this.scheduled = false;
+    const batch = this.waiting;
+    this.waiting = [];
+    this.waitingBytes = 0;
+    for (const captured of batch) {
+      let message: CapturedBodies;
+      try {
+        message = this.messageOf(captured);
+      } catch (err) {
+        this.dropped.inc({ reason: "error" });
+        this.logger.error({ err, request_id: captured.requestId }, "detailed logs: the bodies could not be prepared; dropped");
+        continue;
+      }
+      this.bus.enqueue("usage.bodies", message, { msgId: `${captured.requestId}:bodies` }).catch((err: unknown) => {
+        this.dropped.inc({ reason: "bus" });
+        this.logger.warn({ err, request_id: captured.requestId }, "detailed logs: the bus refused a request's bodies; dropped");
+      });
+    }
+  }
+
+  private messageOf(c: Captured): CapturedBodies {
+    return {
+      request_id: c.requestId,
+      started_at: c.startedAt,
+      workspace_id: c.workspaceId,
+      key_id: c.keyId,
+      retention_days: c.retentionDays,
+      request: this.requestBody(c),
+      ...(c.tee ? { response: this.responseBody(c.tee, c.responseType) } : {}),
+    };
+  }
+
+  private requestBody(c: Captured): CapturedBody {
+    const raw = Buffer.isBuffer(c.requestBody) ? c.requestBody : undefined;
+    const bytes = raw?.length ?? 0;
+    const type = contentTypeOf(c.requestType);
+    if (c.requestJson !== undefined) return this.cut(JSON.stringify(redactValue(c.requestJson)), bytes, type);
+    if (!raw || bytes === 0) return { text: "", truncated: false, bytes: 0 };
+    // A form (an audio upload): its file is not text, and not kept.
+    return { text: `[${type ?? "body"} of ${bytes} bytes, not kept]`, truncated: false, bytes, ...(type ? { content_type: type } : {}) };
+  }
+
+  private responseBody(tee: Tee, contentType: string | undefined): CapturedBody {
+    const type = contentTypeOf(contentType);
+    const whole = tee.kept <= this.maxBytes;
+    const text = Buffer.concat(tee.chunks).subarray(0, this.maxBytes).toString("utf8");
+    if (type === "application/json" && whole) {
+      try {
+        return this.cut(JSON.stringify(redactValue(JSON.parse(text))), tee.bytes, type);
+      } catch {
+        // Not JSON after all: kept as text below.
+      }
+    }
+    if (type === "text/event-stream" && whole) {
+      const assembled = assembleStream(text);
+      if (assembled !== undefined) return this.cut(JSON.stringify(redactValue(assembled)), tee.bytes, type);
+    }
+    if (type !== undefined && !type.startsWith("text/") && type !== "application/json") {
+      return { text: `[${type} of ${tee.bytes} bytes, not kept]`, truncated: false, bytes: tee.bytes, content_type: type };
+    }
+    return this.cut(redactRawText(text), tee.bytes, type, !whole);
+  }
+
+  /** The text cut at the cap (on a character boundary), saying so. */
+  private cut(text: string, bytes: number, type: string | undefined, alreadyCut = false): CapturedBody {
+    const encoded = Buffer.from(text, "utf8");
+    const over = encoded.length > this.maxBytes;
+    const kept = over
+      ? encoded
+          .subarray(0, this.maxBytes)
+          .toString("utf8")
+          .replace(/\uFFFD+$/, "")
+      : text;
+    return { text: kept, truncated: over || alreadyCut, bytes, ...(type ? { content_type: type } : {}) };
+  }
+}
+
+function contentTypeOf(header: string | undefined): string | undefined {
+  const type = header?.split(";")[0]?.trim().toLowerCase();
+  return type ? type : undefined;
+}
