@@ -7,14 +7,15 @@ import { gatewayChatTarget, verifyChatPaths } from "../targets";
 import type { BenchContext, Json, Scenario, ScenarioResult } from "./scenario";
 
 /** The same request through the same mesh, with a key of a workspace that has none of the settings, and with one that has each. */
-const settingsPaths = ["plain", "budget"] as const;
+const settingsPaths = ["plain", "budget", "capture"] as const;
 type SettingsPath = (typeof settingsPaths)[number];
 
 /**
  * What a workspace setting costs each request, against the same mesh without it, in one run: the
- * chat request of one-in-flight, one in flight, with the bench key (`plain`) and with a key whose
+ * chat request of one-in-flight, one in flight, with the bench key (`plain`), with a key whose
  * workspace has a hard monthly budget far above what the run spends (`budget`: a hold in Redis
- * beside the rate limit, and its settlement), in alternating blocks.
+ * beside the rate limit, and its settlement), and with one whose Enterprise workspace keeps
+ * detailed logs (`capture`: both bodies kept, redacted and published), in alternating blocks.
  */
 export const settings: Scenario = {
   name: "settings",
@@ -27,7 +28,18 @@ export const settings: Scenario = {
       budget: { monthly_usd: 1_000_000, mode: "hard", alert_at_percent: 90 },
     });
     const { key } = await gateway.admin<{ key: string }>("POST", `/admin/workspaces/${ws.id}/keys`, { name: "bench-budget" });
-    const targets = { plain: ctx.chat.gateway, budget: gatewayChatTarget({ baseURL: gateway.baseURL, key }) };
+    const logged = await gateway.admin<{ id: string }>("POST", "/admin/workspaces", {
+      name: "bench-capture",
+      plan: "enterprise",
+      models: ["*"],
+      logging: { bodies: true, retention_days: 1 },
+    });
+    const captureKey = (await gateway.admin<{ key: string }>("POST", `/admin/workspaces/${logged.id}/keys`, { name: "bench-capture" })).key;
+    const targets = {
+      plain: ctx.chat.gateway,
+      budget: gatewayChatTarget({ baseURL: gateway.baseURL, key }),
+      capture: gatewayChatTarget({ baseURL: gateway.baseURL, key: captureKey }),
+    };
     const clients = byKey(settingsPaths, (path) => createTimedClient(targets[path], 1));
     try {
       await verifyChatPaths(clients, settingsPaths);
@@ -50,23 +62,20 @@ export const settings: Scenario = {
         services(path),
       ];
       const added = latency.budget.p50 - latency.plain.p50;
+      const minus = (path: SettingsPath) => [
+        `${path} − plain`,
+        formatMs(latency[path].p50 - latency.plain.p50, true),
+        formatMs(latency[path].p99 - latency.plain.p99, true),
+        ...names.map((n) => (cpu[path][n] ?? 0) - (cpu.plain[n] ?? 0)),
+        services(path) - services("plain"),
+      ];
       return {
         name: "settings",
         tables: [
           {
             title: `workspace settings: ${flags.requests} requests per path, one in flight, blocks of ${flags.block} (ms; CPU µs per request)`,
             columns: ["path", "p50", "p99", ...names, "services"],
-            rows: [
-              row("plain"),
-              row("budget"),
-              [
-                "budget − plain",
-                formatMs(added, true),
-                formatMs(latency.budget.p99 - latency.plain.p99, true),
-                ...names.map((n) => (cpu.budget[n] ?? 0) - (cpu.plain[n] ?? 0)),
-                services("budget") - services("plain"),
-              ],
-            ],
+            rows: [row("plain"), row("budget"), row("capture"), minus("budget"), minus("capture")],
           },
         ],
         notes: settingsPaths.flatMap((path) => driftWarning(path, run.halves[path]) ?? []),
@@ -76,6 +85,7 @@ export const settings: Scenario = {
           blockSize: flags.block,
           latencyMs: latency,
           budgetMinusPlainP50Ms: round3(added),
+          captureMinusPlainP50Ms: round3(latency.capture.p50 - latency.plain.p50),
           cpuMicrosPerRequest: cpu,
           halvesP50Ms: run.halves,
           histogramsMicros: byKey(settingsPaths, (path) => encodeHistogram(run.histograms[path])),

@@ -70,7 +70,7 @@ const genuine: { [S in WorkSubject]: (id: string) => unknown } = {
 
 function capturedBodies(id: string) {
   const body = { text: `{"said":"${id}"}`, truncated: false, bytes: 12 };
-  return { request_id: `req_${id}`, started_at: 1, workspace_id: `ws_${id}`, key_id: "key_1", retention_days: 7, request: body, response: body };
+  return { bodies: [{ request_id: `req_${id}`, started_at: 1, workspace_id: `ws_${id}`, key_id: "key_1", retention_days: 7, request: body, response: body }] };
 }
 
 function usageRecord(id: string) {

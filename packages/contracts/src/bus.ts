@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { Identity } from "./identity";
-import { CallOutcome, CapturedBodies, UsageRecords } from "./usage";
+import { CallOutcome, CapturedBodiesBatch, UsageRecords } from "./usage";
 
 /**
  * Every NATS message the mesh sends, by subject. Broadcast subjects go over core NATS (every
@@ -167,7 +167,7 @@ export const workSubjects = {
   "limits.settle": TokenSettlement,
   "credentials.changed": CredentialChanged,
   "usage.records": UsageRecords,
-  "usage.bodies": CapturedBodies,
+  "usage.bodies": CapturedBodiesBatch,
 } as const;
 
 export type BroadcastSubject = keyof typeof broadcastSubjects;

@@ -160,8 +160,8 @@ export type LedgerRecord = z.infer<typeof LedgerRecord>;
 
 /**
  * A request's bodies for the detailed logs of an Enterprise workspace that turned them on, published
- * by ingress on `usage.bodies`, one message per request, apart from the usage records (so metadata
- * ingest stays small and fast). Kept `retention_days` from `started_at`.
+ * by ingress on `usage.bodies` (in batches), apart from the usage records (so metadata ingest stays
+ * small and fast). Kept `retention_days` from `started_at`.
  */
 export const CapturedBodies = z.object({
   request_id: z.string().min(1).max(128),
@@ -173,3 +173,7 @@ export const CapturedBodies = z.object({
   response: CapturedBody.optional(),
 });
 export type CapturedBodies = z.infer<typeof CapturedBodies>;
+
+/** What `usage.bodies` carries: up to 64 requests' bodies, at most about 900 KB of text in all. */
+export const CapturedBodiesBatch = z.object({ bodies: z.array(CapturedBodies).min(1).max(MAX_USAGE_BATCH) });
+export type CapturedBodiesBatch = z.infer<typeof CapturedBodiesBatch>;

@@ -18,4 +18,4 @@ export * from "./caller-gone";
 export * from "./migrate-main";
 export * from "./genai-metrics";
 export * from "./call-outcome";
-export * from "./usage-publisher";
+export * from "./batch-publisher";

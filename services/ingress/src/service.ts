@@ -127,6 +127,7 @@ export function createIngressService(deps: IngressDeps): IngressService {
   const usage = new UsagePublisher({ bus, logger, metrics });
   const rateLimits = new RateLimitGate(limiter, settings.plans, settings.rateLimits.failureMode, logger, metrics);
   const budgets = settings.gateway && createBudgetGate(settings, settings.gateway, redis, bus, logger, metrics);
+  const bodyCapture = new BodyCapture(bus, logger, metrics);
   // Failing open, Redis being down must not take ingress out of rotation; failing closed, it should.
   if (settings.rateLimits.failureMode === "closed") health.addCheck("redis", () => limiter.ping().then(() => true));
   const onIdentityChanged = (kind: "key" | "workspace", id: string) => {
@@ -162,7 +163,7 @@ export function createIngressService(deps: IngressDeps): IngressService {
         trustProxy: settings.door?.trustProxy,
         rateLimits,
         budgets,
-        bodyCapture: new BodyCapture(bus, logger, metrics),
+        bodyCapture,
         rateWindowMs: settings.rateLimits.windowMs,
         credentials: relay,
       });
@@ -195,6 +196,7 @@ export function createIngressService(deps: IngressDeps): IngressService {
       // Records of the last answers go to the bus before the process lets go of it.
       await usage.flush();
       usage.stop();
+      await bodyCapture.flush();
       // The last answers' budget settlements, before the Redis connection they use closes.
       await budgets?.flush();
       await limiter.close();

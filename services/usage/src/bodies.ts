@@ -33,26 +33,32 @@ export class BodyStore {
     private readonly logger: Logger,
   ) {}
 
-  /** Stores a request's bodies; a redelivered message is the same row and is skipped. Expired ones are not stored. */
-  async write(bodies: CapturedBodies, now: number): Promise<"written" | "duplicate" | "expired"> {
-    const expires = expiryDay(bodies.started_at, bodies.retention_days);
-    if (expires + DAY_MS <= now) return "expired";
-    await this.ensure(expires);
+  /**
+   * Stores one message's bodies in one statement; a request's bodies delivered again are the same
+   * row and are skipped, expired ones are not stored. Answers how many of each.
+   */
+  async write(batch: readonly CapturedBodies[], now: number): Promise<{ written: number; duplicate: number; expired: number }> {
+    const kept = batch.filter((b) => expiryDay(b.started_at, b.retention_days) + DAY_MS > now);
+    const expired = batch.length - kept.length;
+    if (kept.length === 0) return { written: 0, duplicate: 0, expired };
+    for (const day of new Set(kept.map((b) => expiryDay(b.started_at, b.retention_days)))) await this.ensure(day);
+    const rows = kept.map((b) => ({
+      request_id: b.request_id,
+      expires_on: isoDay(expiryDay(b.started_at, b.retention_days)),
+      started_at: b.started_at,
+      workspace_id: b.workspace_id,
+      key_id: b.key_id,
+      request: b.request,
+      response: b.response ?? null,
+    }));
     const { rowCount } = await this.db.query(
       `INSERT INTO usage.bodies (request_id, expires_on, started_at, workspace_id, key_id, request, response)
-       VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7::jsonb)
+       SELECT request_id, expires_on, timestamptz 'epoch' + started_at * interval '1 millisecond', workspace_id, key_id, request, response
+       FROM json_to_recordset($1::json) AS (request_id text, expires_on date, started_at int8, workspace_id text, key_id text, request jsonb, response jsonb)
        ON CONFLICT DO NOTHING`,
-      [
-        bodies.request_id,
-        isoDay(expires),
-        new Date(bodies.started_at),
-        bodies.workspace_id,
-        bodies.key_id,
-        JSON.stringify(bodies.request),
-        bodies.response === undefined ? null : JSON.stringify(bodies.response),
-      ],
+      [wellFormedJson(rows)],
     );
-    return rowCount > 0 ? "written" : "duplicate";
+    return { written: rowCount, duplicate: kept.length - rowCount, expired };
   }
 
   /** A request's bodies, as the workspace that made it may read them; undefined when none were kept. */
@@ -103,4 +109,13 @@ export class BodyStore {
 
 async function lock(tx: Queryable): Promise<void> {
   await tx.query("SELECT pg_advisory_xact_lock($1::int4, $2::int4)", LOCK);
+}
+
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
+
+/** JSON Postgres accepts: a lone UTF-16 surrogate (JSON escapes it; Postgres refuses the escape) becomes U+FFFD, and NUL, which text cannot hold, too. */
+function wellFormedJson(value: unknown): string {
+  const json = JSON.stringify(value);
+  if (!json.includes("\\ud") && !json.includes("\\u0000")) return json;
+  return JSON.stringify(value, (_key, v: unknown) => (typeof v === "string" ? v.replace(LONE_SURROGATE, "\uFFFD").replaceAll("\u0000", "\uFFFD") : v));
 }

@@ -123,13 +123,9 @@ export function createUsageService(deps: UsageDeps): UsageService {
         { durable: "usage", concurrency: deps.batch?.inFlight ?? CONSUME_CONCURRENCY, maxDeliver: 10_000, retryDelayMs: 5_000 },
         ({ records }) => ingest.handleAll(records),
       );
-      bodyConsumer = await deps.bus.consume(
-        "usage.bodies",
-        { durable: "usage", concurrency: 16, maxDeliver: 10_000, retryDelayMs: 5_000 },
-        async (captured) => {
-          bodiesStored.inc({ result: await bodies.write(captured, clock()) });
-        },
-      );
+      bodyConsumer = await deps.bus.consume("usage.bodies", { durable: "usage", concurrency: 16, maxDeliver: 10_000, retryDelayMs: 5_000 }, async (message) => {
+        for (const [result, n] of Object.entries(await bodies.write(message.bodies, clock()))) if (n > 0) bodiesStored.inc({ result }, n);
+      });
       return { url: (await http.start()).url };
     },
     async stop() {

@@ -1,9 +1,9 @@
 import type { IncomingMessage } from "node:http";
 import type { Request, Response } from "express";
 import type { Bus } from "@gw/bus";
-import { type CapturedBodies, type CapturedBody, DEFAULT_BODY_CAPTURE_BYTES } from "@gw/contracts";
+import { type CapturedBodies, type CapturedBody, DEFAULT_BODY_CAPTURE_BYTES, MAX_USAGE_BATCH } from "@gw/contracts";
 import type { Logger } from "@gw/logger";
-import { addCounter, type ServiceMetrics } from "@gw/service-kit";
+import { type BatchKind, BatchPublisher, type ServiceMetrics } from "@gw/service-kit";
 import type { KeyPrincipal } from "../store/identity-store";
 import { assembleStream } from "./assemble-stream";
 import { redactRawText, redactValue } from "./redact";
@@ -57,29 +57,42 @@ export function captureRetention(principal: KeyPrincipal): number | undefined {
   return workspace.logging.retention_days;
 }
 
-/** Bodies waiting for the bus at most, in bytes; past it new ones are dropped and counted, never held without bound. */
-const MAX_WAITING_BYTES = 64 * 1024 * 1024;
+/**
+ * Requests' bodies to a message of `usage.bodies`: as many as fit in about 900 KB (NATS carries 1 MB
+ * by default), 64 at most, under the first request's id and the count (the stream drops a batch sent
+ * again; the ledger each request's bodies delivered again).
+ */
+const bodiesKind: BatchKind<CapturedBodies> = {
+  noun: "detailed logs",
+  metric: "gw_detailed_logs",
+  maxBatch: MAX_USAGE_BATCH,
+  maxBytes: 900 * 1024,
+  bytesOf: (b) => Buffer.byteLength(b.request.text) + (b.response ? Buffer.byteLength(b.response.text) : 0) + 512,
+  send: (bus, bodies) => bus.enqueue("usage.bodies", { bodies }, { msgId: `${bodies[0]?.request_id ?? ""}+${bodies.length}:bodies` }),
+  idOf: (b) => b.request_id,
+};
+
+/** Requests whose bodies wait for the bus at most: past it, new ones are dropped and counted (`gw_detailed_logs_dropped_total`). */
+const MAX_WAITING = 2_000;
 
 /**
  * Detailed logs at ingress (docs/detailed-logs.md): for a key whose Enterprise workspace captures
  * bodies, the request's body and the answer's (a stream's assembled) are kept, redacted and cut at
  * the cap, and published on `usage.bodies`, apart from the usage record. On the request's path this
  * costs a reference to the body ingress already read and a copy of the answer's bytes as they pass;
- * parsing, assembling, redacting and serialising happen after, a batch at a time.
+ * parsing, assembling, redacting and serialising happen when the bodies' batch is formed, with
+ * others, and a message carries many requests' bodies.
  */
 export class BodyCapture {
-  private waiting: Captured[] = [];
-  private waitingBytes = 0;
-  private scheduled = false;
-  private readonly dropped: ReturnType<typeof addCounter<"reason">>;
+  private readonly publisher: BatchPublisher<CapturedBodies>;
 
   constructor(
-    private readonly bus: Bus,
-    private readonly logger: Logger,
+    bus: Bus,
+    logger: Logger,
     metrics: ServiceMetrics,
     private readonly maxBytes = DEFAULT_BODY_CAPTURE_BYTES,
   ) {
-    this.dropped = addCounter(metrics, "gw_detailed_logs_dropped_total", "Captured bodies not published, by reason", ["reason"]);
+    this.publisher = new BatchPublisher({ bus, logger, metrics, maxQueued: MAX_WAITING }, bodiesKind);
   }
 
   /** Starts keeping the answer's bytes, when the request's bodies are captured (the proxy calls it on the backend's answer). */
@@ -92,56 +105,31 @@ export class BodyCapture {
     proxyRes.on("data", (chunk: Buffer) => tee.add(chunk));
   }
 
-  /** The app's close listener: the request's bodies join the next batch. */
+  /** The app's close listener: the request's bodies join the next batch, to be made with it. */
   readonly onClose = (req: Request, res: Response, durationMs: number): void => {
     const { principal, identity } = res.locals;
     if (!principal || !identity || !res.locals.target) return;
     const retentionDays = captureRetention(principal);
     if (retentionDays === undefined) return;
-    const body: unknown = req.body;
-    const held = (Buffer.isBuffer(body) ? body.length : 0) + (res.locals.bodyTee?.tee.kept ?? 0);
-    if (this.waitingBytes + held > MAX_WAITING_BYTES) {
-      this.dropped.inc({ reason: "backlog" });
-      return;
-    }
-    this.waitingBytes += held;
-    this.waiting.push({
+    const captured: Captured = {
       requestId: res.locals.requestId,
       startedAt: Math.round(Date.now() - durationMs),
       workspaceId: identity.workspace_id,
       keyId: identity.key_id,
       retentionDays,
-      requestBody: body,
+      requestBody: req.body,
       requestJson: res.locals.json,
       requestType: req.headers["content-type"],
       tee: res.locals.bodyTee?.tee,
       responseType: res.locals.bodyTee?.contentType,
-    });
-    if (!this.scheduled) {
-      this.scheduled = true;
-      setImmediate(() => this.publishWaiting());
-    }
+    };
+    this.publisher.publish(() => this.messageOf(captured));
   };
 
-  private publishWaiting(): void {
-    this.scheduled = false;
-    const batch = this.waiting;
-    this.waiting = [];
-    this.waitingBytes = 0;
-    for (const captured of batch) {
-      let message: CapturedBodies;
-      try {
-        message = this.messageOf(captured);
-      } catch (err) {
-        this.dropped.inc({ reason: "error" });
-        this.logger.error({ err, request_id: captured.requestId }, "detailed logs: the bodies could not be prepared; dropped");
-        continue;
-      }
-      this.bus.enqueue("usage.bodies", message, { msgId: `${captured.requestId}:bodies` }).catch((err: unknown) => {
-        this.dropped.inc({ reason: "bus" });
-        this.logger.warn({ err, request_id: captured.requestId }, "detailed logs: the bus refused a request's bodies; dropped");
-      });
-    }
+  /** Sends what waits (at shutdown). */
+  async flush(): Promise<void> {
+    await this.publisher.flush();
+    this.publisher.stop();
   }
 
   private messageOf(c: Captured): CapturedBodies {

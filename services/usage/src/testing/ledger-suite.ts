@@ -390,7 +390,7 @@ export function describeLedger(label: string, open: () => Promise<OpenedLedgerDb
         const ws = freshWorkspace();
         const r = record({ workspace_id: ws, started_at: JAN(24, 10) });
         await ingest([r]);
-        for (let i = 0; i < 2; i++) await ledger.bus.enqueue("usage.bodies", bodiesOf(r, 1), { msgId: `bodies-${r.request_id}-${i}` });
+        for (let i = 0; i < 2; i++) await ledger.bus.enqueue("usage.bodies", { bodies: [bodiesOf(r, 1)] }, { msgId: `bodies-${r.request_id}-${i}` });
         let own: Record<string, unknown> = {};
         await waitFor(async () => {
           own = await ledger.json<Record<string, unknown>>(`/v1/logs/${r.request_id}`, identityOf(ws));
@@ -401,7 +401,7 @@ export function describeLedger(label: string, open: () => Promise<OpenedLedgerDb
         // Started on the 20th with three days' retention: gone on the 24th, so never stored on the 25th.
         const old = record({ workspace_id: ws, started_at: JAN(20, 10) });
         await ingest([old]);
-        await ledger.bus.enqueue("usage.bodies", bodiesOf(old, 3), { msgId: `bodies-${old.request_id}` });
+        await ledger.bus.enqueue("usage.bodies", { bodies: [bodiesOf(old, 3)] }, { msgId: `bodies-${old.request_id}` });
         await waitFor(async () => (await ledger.metric("gw_usage_bodies_total")) >= 3, "the old bodies to be handled");
         expect(await count("SELECT count(*) AS n FROM usage.bodies WHERE request_id = $1", [old.request_id])).toBe(0);
         expect((await ledger.json<Record<string, unknown>>(`/v1/logs/${old.request_id}`, identityOf(ws))).request_body).toBeUndefined();
@@ -411,7 +411,7 @@ export function describeLedger(label: string, open: () => Promise<OpenedLedgerDb
         const ws = freshWorkspace();
         const r = record({ workspace_id: ws, started_at: JAN(24, 11) });
         await ingest([r]);
-        await ledger.bus.enqueue("usage.bodies", bodiesOf(r, 1), { msgId: `bodies-${r.request_id}` });
+        await ledger.bus.enqueue("usage.bodies", { bodies: [bodiesOf(r, 1)] }, { msgId: `bodies-${r.request_id}` });
         await waitFor(async () => (await count("SELECT count(*) AS n FROM usage.bodies WHERE request_id = $1", [r.request_id])) === 1, "the bodies");
         const partition = "usage.bodies_20250125";
         expect(await count("SELECT count(*) AS n FROM pg_class WHERE oid = to_regclass($1)", [partition])).toBe(1);

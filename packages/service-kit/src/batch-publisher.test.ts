@@ -3,7 +3,7 @@ import type { UsageRecord } from "@gw/contracts";
 import { createLogger } from "@gw/logger";
 import { describe, expect, it } from "vitest";
 import { createMetrics } from "./metrics";
-import { UsagePublisher } from "./usage-publisher";
+import { BatchPublisher, type BatchKind, UsagePublisher } from "./batch-publisher";
 
 const logger = createLogger({ service: "usage-publisher-test", level: "silent" });
 
@@ -115,5 +115,29 @@ describe("UsagePublisher", () => {
     await publisher.flush();
     expect(taken().sort()).toEqual(ids(12).sort());
     expect(Math.max(...messages.map((m) => m.requests.length))).toBeLessThanOrEqual(3);
+  });
+});
+
+describe("BatchPublisher with a byte limit", () => {
+  it("when items are large, then a batch closes before it passes the limit, each item goes once, in order", async () => {
+    const sent: number[][] = [];
+    const kind: BatchKind<number> = {
+      noun: "sized items",
+      metric: "gw_test_sized",
+      maxBatch: 10,
+      maxBytes: 100,
+      bytesOf: (n) => n,
+      idOf: (n) => String(n),
+      send: async (_bus, batch) => {
+        sent.push(batch);
+      },
+    };
+    const publisher = new BatchPublisher({ bus: {} as Bus, logger, lingerMs: 60_000 }, kind);
+    const sizes = [40, 40, 40, 90, 150, 10, 10, 10, 30, 60];
+    for (const size of sizes) publisher.publish(() => size);
+    await publisher.flush();
+    expect(sent.flat()).toEqual(sizes);
+    // A lone item over the limit goes alone; no batch of several passes it.
+    expect(sent).toEqual([[40, 40], [40], [90], [150], [10, 10, 10, 30], [60]]);
   });
 });

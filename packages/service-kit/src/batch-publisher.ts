@@ -5,8 +5,32 @@ import type { Counter, Gauge } from "prom-client";
 import { Counter as PromCounter, Gauge as PromGauge } from "prom-client";
 import type { ServiceMetrics } from "./metrics";
 
-/** A record, or what makes it when its batch is formed. */
-export type UsageSource = UsageRecord | (() => UsageRecord | undefined);
+/** An item, or what makes it when its batch is formed. */
+export type BatchSource<T> = T | (() => T | undefined);
+export type UsageSource = BatchSource<UsageRecord>;
+
+/** What a publisher sends and how: one message per batch. */
+export interface BatchKind<T> {
+  /** The items' name in logs ("usage records"), and the prefix of the metrics (`gw_usage_records`). */
+  noun: string;
+  metric: string;
+  /** Most items in one message. */
+  maxBatch: number;
+  /** What an item adds to its message, in bytes, with `maxBytes`: a batch closes before it passes it. */
+  bytesOf?(item: T): number;
+  maxBytes?: number;
+  send(bus: Bus, batch: T[]): Promise<void>;
+  /** Names an item in a log line. */
+  idOf(item: T): string;
+}
+
+export const usageRecordsKind: BatchKind<UsageRecord> = {
+  noun: "usage records",
+  metric: "gw_usage_records",
+  maxBatch: MAX_USAGE_BATCH,
+  send: (bus, records) => bus.enqueue("usage.records", { records }, { msgId: usageBatchId(records) }),
+  idOf: (record) => record.request_id,
+};
 
 export interface UsagePublisherOptions {
   bus: Bus;
@@ -18,7 +42,7 @@ export interface UsagePublisherOptions {
   concurrency?: number;
   /** Longest pause between tries while the bus refuses. */
   maxBackoffMs?: number;
-  /** Records per message (at most MAX_USAGE_BATCH). */
+  /** Items per message (at most the kind's). */
   maxBatch?: number;
   /** How long a record waits for others to share its message before it goes alone. */
   lingerMs?: number;
@@ -35,12 +59,14 @@ export interface UsagePublisherOptions {
  * so a retry after a lost acknowledgement is dropped by the stream (and by the ledger, which
  * deduplicates by request id).
  */
-export class UsagePublisher {
-  /** Records not yet in a batch, oldest first (some still to be made). */
-  private queue: UsageSource[] = [];
+export class BatchPublisher<T> {
+  /** Items not yet in a batch, oldest first (some still to be made). */
+  private queue: BatchSource<T>[] = [];
   private head = 0;
+  /** An item made for a batch it did not fit in (by bytes): the first of the next. */
+  private carry: T | undefined;
   /** Batches to send again (refused by the bus, or split because one was too large or malformed). */
-  private retries: UsageRecord[][] = [];
+  private retries: T[][] = [];
   private inFlight = 0;
   private inFlightRecords = 0;
   private failures = 0;
@@ -61,53 +87,57 @@ export class UsagePublisher {
   private readonly waiting?: Gauge<string>;
   private lastDropLog = 0;
 
-  constructor(private readonly options: UsagePublisherOptions) {
+  constructor(
+    private readonly options: UsagePublisherOptions,
+    private readonly kind: BatchKind<T>,
+  ) {
     this.maxQueued = options.maxQueued ?? 200_000;
     this.concurrency = options.concurrency ?? 8;
     this.maxBackoffMs = options.maxBackoffMs ?? 5_000;
-    this.maxBatch = Math.max(1, Math.min(MAX_USAGE_BATCH, options.maxBatch ?? MAX_USAGE_BATCH));
+    this.maxBatch = Math.max(1, Math.min(kind.maxBatch, options.maxBatch ?? kind.maxBatch));
     // A second: at a light load each process then sends about one message a second, which keeps the
     // usage stream's message limit days away; a full batch goes at once whatever the load.
     this.lingerMs = options.lingerMs ?? 1_000;
     const registers = options.metrics ? [options.metrics.registry] : [];
     if (options.metrics) {
-      this.published = new PromCounter({ name: "gw_usage_records_published_total", help: "Usage records the bus acknowledged", registers });
+      const noun = kind.noun[0]?.toUpperCase() + kind.noun.slice(1);
+      this.published = new PromCounter({ name: `${kind.metric}_published_total`, help: `${noun} the bus acknowledged`, registers });
       this.dropped = new PromCounter({
-        name: "gw_usage_records_dropped_total",
-        help: "Usage records dropped because too many were waiting for the bus, or the bus refused them as malformed",
+        name: `${kind.metric}_dropped_total`,
+        help: `${noun} dropped because too many were waiting for the bus, or the bus refused them as malformed`,
         registers,
       });
       this.waiting = new PromGauge({
-        name: "gw_usage_records_waiting",
-        help: "Usage records waiting for the bus",
+        name: `${kind.metric}_waiting`,
+        help: `${noun} waiting for the bus`,
         registers,
         collect: () => this.waiting?.set(this.pending),
       });
     }
   }
 
-  /** Records queued, waiting to be sent again, or awaiting acknowledgement. */
+  /** Items queued, waiting to be sent again, or awaiting acknowledgement. */
   get pending(): number {
     return this.queued + this.inFlightRecords;
   }
 
   private get queued(): number {
-    let n = this.queue.length - this.head;
+    let n = this.queue.length - this.head + (this.carry === undefined ? 0 : 1);
     for (const batch of this.retries) n += batch.length;
     return n;
   }
 
   /**
-   * Queues a record, or a function that makes it: a record made when its batch is formed costs less
+   * Queues an item, or a function that makes it: an item made when its batch is formed costs less
    * than one made alone after its request (it is made with others, in a loop, while warm).
    */
-  publish(record: UsageSource): void {
+  publish(record: BatchSource<T>): void {
     if (this.queue.length - this.head >= this.maxQueued) {
       this.dropped?.inc();
       const now = Date.now();
       if (now - this.lastDropLog > 10_000) {
         this.lastDropLog = now;
-        this.options.logger.error({ waiting: this.pending }, "usage: the bus has refused records for too long; dropping new ones");
+        this.options.logger.error({ waiting: this.pending }, `${this.kind.noun}: the bus has refused them for too long; dropping new ones`);
       }
       return;
     }
@@ -128,7 +158,7 @@ export class UsagePublisher {
     await Promise.race([new Promise<void>((resolve) => this.idle.push(resolve)), timedOut]);
     clearTimeout(timer);
     this.flushing = false;
-    if (this.pending > 0) this.options.logger.warn({ waiting: this.pending }, "usage: stopping with records the bus has not taken");
+    if (this.pending > 0) this.options.logger.warn({ waiting: this.pending }, `${this.kind.noun}: stopping with some the bus has not taken`);
   }
 
   /** Stops retrying (after flush); records still waiting are dropped. */
@@ -139,6 +169,7 @@ export class UsagePublisher {
     this.backoffTimer = undefined;
     this.queue = [];
     this.head = 0;
+    this.carry = undefined;
     this.retries = [];
   }
 
@@ -163,7 +194,7 @@ export class UsagePublisher {
       if (!batch) break;
       this.send(batch);
     }
-    if (this.head === this.queue.length) {
+    if (this.head === this.queue.length && this.carry === undefined) {
       this.queue = [];
       this.head = 0;
       this.due = false;
@@ -176,41 +207,55 @@ export class UsagePublisher {
     }
   }
 
-  private nextBatch(): UsageRecord[] | undefined {
+  private nextBatch(): T[] | undefined {
     const retry = this.retries.shift();
     if (retry) return retry;
-    const queued = this.queue.length - this.head;
+    const queued = this.queue.length - this.head + (this.carry === undefined ? 0 : 1);
     if (queued === 0 || (queued < this.maxBatch && !this.due && !this.flushing)) return undefined;
-    const sources = this.queue.slice(this.head, this.head + this.maxBatch);
-    this.head += sources.length;
-    const batch: UsageRecord[] = [];
-    for (const source of sources) {
-      const record = typeof source === "function" ? this.make(source) : source;
-      if (record) batch.push(record);
+    const { bytesOf, maxBytes = Number.POSITIVE_INFINITY } = this.kind;
+    const batch: T[] = [];
+    let bytes = 0;
+    const take = (item: T): boolean => {
+      const size = bytesOf ? bytesOf(item) : 0;
+      if (batch.length > 0 && bytes + size > maxBytes) {
+        this.carry = item;
+        return false;
+      }
+      batch.push(item);
+      bytes += size;
+      return true;
+    };
+    const carried = this.carry;
+    this.carry = undefined;
+    if (carried !== undefined) take(carried);
+    while (batch.length < this.maxBatch && this.head < this.queue.length && this.carry === undefined) {
+      const source = this.queue[this.head++] as BatchSource<T>;
+      const item = typeof source === "function" ? this.make(source as () => T | undefined) : source;
+      if (item !== undefined) take(item);
     }
     return batch.length > 0 ? batch : this.nextBatch();
   }
 
-  private make(source: () => UsageRecord | undefined): UsageRecord | undefined {
+  private make(source: () => T | undefined): T | undefined {
     try {
       return source();
     } catch (err) {
       this.dropped?.inc();
-      this.options.logger.error({ err }, "usage: making a usage record failed; dropped");
+      this.options.logger.error({ err }, `${this.kind.noun}: making one failed; dropped`);
       return undefined;
     }
   }
 
-  private send(batch: UsageRecord[]): void {
+  private send(batch: T[]): void {
     this.inFlight++;
     this.inFlightRecords += batch.length;
-    this.options.bus.enqueue("usage.records", { records: batch }, { msgId: usageBatchId(batch) }).then(
+    this.kind.send(this.options.bus, batch).then(
       () => this.settled(batch),
       (err: unknown) => this.settled(batch, err ?? new Error("refused")),
     );
   }
 
-  private settled(batch: UsageRecord[], err?: unknown): void {
+  private settled(batch: T[], err?: unknown): void {
     this.inFlight--;
     this.inFlightRecords -= batch.length;
     if (err === undefined) {
@@ -224,14 +269,18 @@ export class UsagePublisher {
         this.retries.unshift(batch.slice(0, half), batch.slice(half));
       } else {
         this.dropped?.inc();
-        this.options.logger.error({ err, request: batch[0]?.request_id }, "usage: a usage record was refused by the bus as malformed; dropped");
+        const [alone] = batch;
+        this.options.logger.error(
+          { err, item: alone === undefined ? undefined : this.kind.idOf(alone) },
+          `${this.kind.noun}: one was refused by the bus as malformed; dropped`,
+        );
       }
     } else {
       this.retries.push(batch);
       this.failures++;
       this.pausedUntil = Date.now() + Math.min(this.maxBackoffMs, 100 * 2 ** Math.min(this.failures, 10));
       if (this.failures === 1 || this.failures % 100 === 0) {
-        this.options.logger.warn({ err, waiting: this.pending }, "usage: the bus refused usage records; they will be tried again");
+        this.options.logger.warn({ err, waiting: this.pending }, `${this.kind.noun}: the bus refused them; they will be tried again`);
       }
     }
     if (this.pending === 0) {
@@ -239,5 +288,12 @@ export class UsagePublisher {
       return;
     }
     this.pump();
+  }
+}
+
+/** Usage records, 64 to a message on `usage.records`. */
+export class UsagePublisher extends BatchPublisher<UsageRecord> {
+  constructor(options: UsagePublisherOptions) {
+    super(options, usageRecordsKind);
   }
 }
