@@ -127,6 +127,29 @@ for (const name of targetNames) {
       expect(Buffer.byteLength(request.text)).toBeGreaterThan(CAP - 8);
     });
 
+    it("then an async job's bodies are its request and its result, kept once it has run", async () => {
+      const { key } = await newWorkspaceKey(gw, { name: "logs", plan: "enterprise", logging: { bodies: true, retention_days: 7 } });
+      const created = await fetch(`${gw.baseURL}/async/chat/completions`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+        body: JSON.stringify({ model: "chat-logs", messages: [{ role: "user", content: `later, with ${OUR_KEY}` }] }),
+      });
+      expect(created.status).toBe(202);
+      const job = (await created.json()) as { id: string };
+      const requestId = created.headers.get("x-request-id") as string;
+      const done = await eventually(async () => {
+        const res = await fetch(`${gw.baseURL}/async/chat/completions/${job.id}`, { headers: { authorization: `Bearer ${key}` } });
+        const polled = (await res.json()) as { status: string; result?: unknown };
+        return polled.status === "completed" ? polled : undefined;
+      }, 30_000);
+      const record = await withBodies(requestId);
+      expect(JSON.parse((record.request_body as Captured).text)).toEqual({
+        model: "chat-logs",
+        messages: [{ role: "user", content: "later, with [REDACTED]" }],
+      });
+      expect(JSON.parse((record.response_body as Captured).text)).toEqual(JSON.parse(JSON.stringify(done.result).replaceAll(OUR_KEY, "[REDACTED]")));
+    });
+
     it("then a key that opts out, a workspace that never opted in, and a plan without detailed logs keep no bodies", async () => {
       const { workspaceId, key } = await newWorkspaceKey(gw, { name: "logs", plan: "enterprise", logging: { bodies: true, retention_days: 7 } });
       const optedOut = await admin<{ key: string }>("POST", `/admin/workspaces/${workspaceId}/keys`, { logging: { bodies: false } });

@@ -55,6 +55,11 @@ export const internalHeaders = {
    * published by jobs when the job finishes, so ingress publishes none for this request.
    */
   recordDeferred: "x-gw-record-deferred",
+  /**
+   * On a job creation whose workspace keeps detailed logs: the days to keep its bodies. Jobs then
+   * publishes them, with the job's result, when the job has finished (ingress publishes none).
+   */
+  captureDays: "x-gw-capture-days",
   /** On an internal service's error answer: the envelope's error type, for the usage record. */
   errorType: "x-gw-error-type",
 } as const;

@@ -19,3 +19,4 @@ export * from "./migrate-main";
 export * from "./genai-metrics";
 export * from "./call-outcome";
 export * from "./batch-publisher";
+export * from "./redact";

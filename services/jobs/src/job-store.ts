@@ -36,6 +36,8 @@ export interface FinishedJob {
   created_at: Date;
   completed_at: Date;
   request: string | null;
+  /** Days to keep the job's bodies (detailed logs), or null. */
+  capture_days: number | null;
 }
 
 export interface NewJob {
@@ -48,6 +50,7 @@ export interface NewJob {
   idempotencyKey?: string;
   requestHash: string;
   tokenTicket?: TokenTicket;
+  captureDays?: number;
 }
 
 const COLUMNS = `id, workspace_id, key_id, route, request, identity, credentials, transit_credentials, request_id, status, result,
@@ -104,8 +107,8 @@ export class JobStore {
     const insert = async (tx: Queryable): Promise<JobRow> => {
       const inserted = await tx.query<StoredRow>(
         `INSERT INTO jobs.jobs (id, workspace_id, key_id, route, request, identity, credentials, request_id, status, attempts,
-           deadline_at, idempotency_key, request_hash, token_ticket)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, '${jobStatuses.queued}', 1, now() + $9 * interval '1 millisecond', $10, $11, $12)
+           deadline_at, idempotency_key, request_hash, token_ticket, capture_days)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, '${jobStatuses.queued}', 1, now() + $9 * interval '1 millisecond', $10, $11, $12, $13)
          RETURNING ${COLUMNS}`,
         [
           job.id,
@@ -120,6 +123,7 @@ export class JobStore {
           job.idempotencyKey ?? null,
           job.requestHash,
           job.tokenTicket ? JSON.stringify(job.tokenTicket) : null,
+          job.captureDays ?? null,
         ],
       );
       return fromStored(inserted.rows[0]!);
@@ -233,7 +237,7 @@ export class JobStore {
          deadline_at = CASE WHEN $4::boolean THEN NULL ELSE now() + $7 * interval '1 millisecond' END,
          upstream_id = COALESCE($8, upstream_id)
        WHERE id = $1 AND ${OPEN} AND ($4::boolean OR COALESCE(status_at, 0) <= $3)
-       RETURNING token_ticket, workspace_id, key_id, route, request_id, created_at, completed_at,
+       RETURNING token_ticket, workspace_id, key_id, route, request_id, created_at, completed_at, capture_days,
          CASE WHEN $4::boolean THEN request ELSE NULL END AS request`,
       [
         event.job_id,
@@ -255,7 +259,7 @@ export class JobStore {
   /** A finished job's record fields, for publishing its usage record again (a redelivered final event). */
   async finishedJob(id: string): Promise<FinishedJob | undefined> {
     const result = await this.db.query<FinishedJob>(
-      `SELECT workspace_id, key_id, route, request_id, created_at, completed_at, request FROM jobs.jobs
+      `SELECT workspace_id, key_id, route, request_id, created_at, completed_at, request, capture_days FROM jobs.jobs
         WHERE id = $1 AND status IN ('${finishedJobStatuses.join("', '")}') AND completed_at IS NOT NULL`,
       [id],
     );

@@ -1,5 +1,6 @@
-import type { CallOutcome, JobEvent, UsageRecord } from "@gw/contracts";
-import { jobStatuses } from "@gw/contracts";
+import type { CallOutcome, CapturedBodies, CapturedBody, JobEvent, JobRequest, UsageRecord } from "@gw/contracts";
+import { DEFAULT_BODY_CAPTURE_BYTES, jobStatuses } from "@gw/contracts";
+import { capturedJson } from "@gw/service-kit";
 import { researchRoute } from "./async-routes";
 import type { FinishedJob } from "./job-store";
 
@@ -55,4 +56,37 @@ function modelOf(request: string | null): string | undefined {
   } catch {
     return undefined;
   }
+}
+
+/**
+ * A finished job's bodies for its workspace's detailed logs, when it keeps them: the request that
+ * created it (as stored) and the job's result, or its error, redacted and cut as ingress does for a
+ * live call. Undefined when the workspace keeps none, or the job has no request id to file them under.
+ */
+export function jobBodies(job: FinishedJob, event: JobEvent, maxBytes = DEFAULT_BODY_CAPTURE_BYTES): CapturedBodies | undefined {
+  if (!job.capture_days || !job.request_id) return undefined;
+  return {
+    request_id: job.request_id,
+    started_at: job.created_at.getTime(),
+    workspace_id: job.workspace_id,
+    key_id: job.key_id,
+    retention_days: job.capture_days,
+    request: requestBody(job.request, maxBytes),
+    response: capturedJson(event.result ?? event.error ?? null, Buffer.byteLength(JSON.stringify(event.result ?? event.error ?? null)), maxBytes),
+  };
+}
+
+function requestBody(stored: string | null, maxBytes: number): CapturedBody {
+  let request: JobRequest | undefined;
+  try {
+    request = stored ? (JSON.parse(stored) as JobRequest) : undefined;
+  } catch {
+    request = undefined;
+  }
+  if (request?.format === "json") return capturedJson(request.body, Buffer.byteLength(JSON.stringify(request.body)), maxBytes);
+  if (request?.format === "multipart") {
+    const bytes = Math.floor((request.base64.length * 3) / 4);
+    return { text: `[multipart/form-data of ${bytes} bytes, not kept]`, truncated: false, bytes, content_type: "multipart/form-data" };
+  }
+  return { text: "", truncated: false, bytes: 0 };
 }

@@ -5,6 +5,7 @@ import {
   finishedJobStatuses,
   idempotencyKeyHeader,
   internalHeaders,
+  MAX_BODY_RETENTION_DAYS,
   TokenTicket,
   WebtoolResearchRequest,
   type Identity,
@@ -190,6 +191,7 @@ async function create(deps: JobRoutesDeps, req: Request, route: string, request:
     idempotencyKey,
     requestHash: createHash("sha256").update(hashInput).digest("hex"),
     tokenTicket: tokenTicketOf(req, identity),
+    captureDays: captureDaysOf(req),
   };
   // The work message carries the request; one the bus cannot carry is refused now, not lost later.
   const credentials = req.get(internalHeaders.credentials);
@@ -220,6 +222,12 @@ async function create(deps: JobRoutesDeps, req: Request, route: string, request:
   // This request's usage record is the job's, published when the job finishes (see service.ts).
   res.setHeader(internalHeaders.recordDeferred, outcome.job.id);
   return outcome.job;
+}
+
+/** Days to keep the job's bodies, when ingress says its workspace keeps detailed logs. */
+function captureDaysOf(req: Request): number | undefined {
+  const days = Number(req.get(internalHeaders.captureDays));
+  return Number.isInteger(days) && days >= 1 && days <= MAX_BODY_RETENTION_DAYS ? days : undefined;
 }
 
 /** Ingress's token reservation for this call, if it made one (and it is this caller's). */

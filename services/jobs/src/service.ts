@@ -9,7 +9,7 @@ import { withConsumerSpan } from "@gw/telemetry";
 import { Dispatcher, type JobTimings } from "./dispatcher";
 import { JobCredentials } from "./job-credentials";
 import { JobStore } from "./job-store";
-import { endOf, jobUsageRecord } from "./job-usage";
+import { endOf, jobBodies, jobUsageRecord } from "./job-usage";
 import { mountJobRoutes } from "./routes";
 
 export interface JobsSettings {
@@ -95,6 +95,9 @@ export function createJobsService(deps: JobsDeps): JobsService {
           const ended = finished ?? (finishedJobStatuses.includes(event.status) ? await store.finishedJob(event.job_id) : undefined);
           const record = ended && jobUsageRecord(event.job_id, ended, endOf(event));
           if (record) await deps.bus.enqueue("usage.records", { records: [record] }, { msgId: record.request_id });
+          // Its bodies, when its workspace keeps detailed logs (ingress left them to jobs).
+          const bodies = ended && jobBodies(ended, event);
+          if (bodies) await deps.bus.enqueue("usage.bodies", { bodies: [bodies] }, { msgId: `${bodies.request_id}:bodies` });
           // The job's token reservation is settled against its real usage (nothing, if it failed).
           const used = event.usage_tokens ?? (event.status === jobStatuses.failed ? 0 : undefined);
           if (ticket && used !== undefined) {

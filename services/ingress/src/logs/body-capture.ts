@@ -3,10 +3,9 @@ import type { Request, Response } from "express";
 import type { Bus } from "@gw/bus";
 import { type CapturedBodies, type CapturedBody, DEFAULT_BODY_CAPTURE_BYTES, MAX_USAGE_BATCH } from "@gw/contracts";
 import type { Logger } from "@gw/logger";
-import { type BatchKind, BatchPublisher, type ServiceMetrics } from "@gw/service-kit";
+import { type BatchKind, BatchPublisher, cutBody, redactRawText, redactValue, type ServiceMetrics } from "@gw/service-kit";
 import type { KeyPrincipal } from "../store/identity-store";
 import { assembleStream } from "./assemble-stream";
-import { redactRawText, redactValue } from "./redact";
 
 /** An answer's bytes as they passed, up to the cap (and one byte more, to know it was cut). */
 class Tee {
@@ -110,7 +109,8 @@ export class BodyCapture {
     const { principal, identity } = res.locals;
     if (!principal || !identity || !res.locals.target) return;
     const retentionDays = captureRetention(principal);
-    if (retentionDays === undefined) return;
+    // An accepted job's bodies come from jobs when it has run, with its result.
+    if (retentionDays === undefined || res.locals.recordDeferred) return;
     const captured: Captured = {
       requestId: res.locals.requestId,
       startedAt: Math.round(Date.now() - durationMs),
@@ -175,17 +175,8 @@ export class BodyCapture {
     return this.cut(redactRawText(text), tee.bytes, type, !whole);
   }
 
-  /** The text cut at the cap (on a character boundary), saying so. */
   private cut(text: string, bytes: number, type: string | undefined, alreadyCut = false): CapturedBody {
-    const encoded = Buffer.from(text, "utf8");
-    const over = encoded.length > this.maxBytes;
-    const kept = over
-      ? encoded
-          .subarray(0, this.maxBytes)
-          .toString("utf8")
-          .replace(/\uFFFD+$/, "")
-      : text;
-    return { text: kept, truncated: over || alreadyCut, bytes, ...(type ? { content_type: type } : {}) };
+    return cutBody(text, bytes, type, this.maxBytes, alreadyCut);
   }
 }
 

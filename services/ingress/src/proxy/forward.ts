@@ -7,6 +7,7 @@ import { GatewayError } from "@gw/errors";
 import { IdentitySigner, sendError } from "@gw/service-kit";
 import { traceHeaders } from "@gw/telemetry";
 import type { CredentialRelay } from "../credentials/credential-relay";
+import { captureRetention } from "../logs/body-capture";
 import type { Backend } from "../routes";
 
 export type BackendUrls = Record<Backend, string>;
@@ -87,6 +88,8 @@ function prepareUpstreamRequest(proxyReq: ClientRequest, req: Request, res: Resp
   }
   const ticket = res.locals.tokenTicket as TokenTicket | undefined;
   if (ticket) proxyReq.setHeader(internalHeaders.tokenTicket, JSON.stringify(ticket));
+  const captureDays = principal && res.locals.target?.backend === "jobs" ? captureRetention(principal) : undefined;
+  if (captureDays !== undefined) proxyReq.setHeader(internalHeaders.captureDays, String(captureDays));
   const body = req.body;
   if (Buffer.isBuffer(body)) {
     // The body was read (and decoded, if it came compressed) at the door: it goes on as plain bytes.

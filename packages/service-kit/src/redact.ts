@@ -1,3 +1,5 @@
+import type { CapturedBody } from "@gw/contracts";
+
 /**
  * Redaction of captured bodies (detailed logs), at capture, at any depth: a field whose name says it
  * holds a credential keeps its name and loses its value, and any string that looks like a key or a
@@ -43,4 +45,22 @@ export function redactValue(value: unknown): unknown {
 /** Redaction of text that could not be parsed (a body cut at the cap): credential fields, then key-like strings. */
 export function redactRawText(text: string): string {
   return redactText(text.replace(SECRET_FIELD_IN_TEXT, `$1"${REDACTED}"`));
+}
+
+/** A captured body's text cut at `maxBytes` (on a character boundary), saying so, with its original size. */
+export function cutBody(text: string, bytes: number, contentType: string | undefined, maxBytes: number, alreadyCut = false): CapturedBody {
+  const encoded = Buffer.from(text, "utf8");
+  const over = encoded.length > maxBytes;
+  const kept = over
+    ? encoded
+        .subarray(0, maxBytes)
+        .toString("utf8")
+        .replace(/\uFFFD+$/, "")
+    : text;
+  return { text: kept, truncated: over || alreadyCut, bytes, ...(contentType ? { content_type: contentType } : {}) };
+}
+
+/** A parsed JSON body as a detailed log keeps it: redacted, serialised, cut. */
+export function capturedJson(value: unknown, bytes: number, maxBytes: number): CapturedBody {
+  return cutBody(JSON.stringify(redactValue(value)), bytes, "application/json", maxBytes);
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { REDACTED, redactRawText, redactValue } from "./redact";
+import { capturedJson, REDACTED, redactRawText, redactValue } from "./redact";
 
 describe("redaction of captured bodies", () => {
   it("when a credential sits deep in a body, under a credential's name or as a key-like string, then it is gone", () => {
@@ -34,5 +34,17 @@ describe("redaction of captured bodies", () => {
     expect(out).not.toMatch(/dXNlcjpwYXNz|sk-ant-api03|tvly-abc|AKIAABCD/);
     expect(out).toContain(`"authorization": "${REDACTED}"`);
     expect(out.endsWith('"tru')).toBe(true);
+  });
+});
+
+describe("a captured JSON body", () => {
+  it("when it is over the cap, then it is cut on a character boundary and marked, with its original size", () => {
+    const body = { text: "é".repeat(100) };
+    const whole = capturedJson(body, 300, 1_000);
+    expect(whole).toEqual({ text: JSON.stringify(body), truncated: false, bytes: 300, content_type: "application/json" });
+    const cut = capturedJson(body, 300, 51);
+    expect(cut.truncated).toBe(true);
+    expect(Buffer.byteLength(cut.text)).toBeLessThanOrEqual(51);
+    expect(cut.text).toBe(`{"text":"${"é".repeat(21)}`);
   });
 });
