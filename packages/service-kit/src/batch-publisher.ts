@@ -49,15 +49,15 @@ export interface UsagePublisherOptions {
 }
 
 /**
- * Hands usage records to the bus off the request path: `publish` only queues (no await, no I/O),
- * and a small pump sends them in batches, one message per batch, with a bounded number awaiting the
- * stream's acknowledgement. A JetStream publish costs about a hundred microseconds of CPU whatever
- * it carries, so a record waits up to `lingerMs` for others to share its message (a full batch goes
- * at once). While the bus refuses (NATS restarting, the usage stream at its limit), batches wait in
- * memory and are tried again with backoff, so an outage costs a delay, not records; only past
- * `maxQueued` is a record dropped, counted and logged. A batch keeps its message id across tries,
- * so a retry after a lost acknowledgement is dropped by the stream (and by the ledger, which
- * deduplicates by request id).
+ * Hands items (usage records, detailed logs' bodies) to the bus off the request path: `publish`
+ * only queues (no await, no I/O), and a small pump sends them in batches, one message per batch (as
+ * many as the kind allows, by count and by bytes), with a bounded number awaiting the stream's
+ * acknowledgement. A JetStream publish costs about a hundred microseconds of CPU whatever it carries,
+ * so an item waits up to `lingerMs` for others to share its message (a full batch goes at once).
+ * While the bus refuses (NATS restarting, the usage stream at its limit), batches wait in memory and
+ * are tried again with backoff, so an outage costs a delay, not items; only past `maxQueued` is an
+ * item dropped, counted and logged. A batch keeps its message id across tries, so a retry after a
+ * lost acknowledgement is dropped by the stream (and by the ledger, which deduplicates by request id).
  */
 export class BatchPublisher<T> {
   /** Items not yet in a batch, oldest first (some still to be made). */
