@@ -100,7 +100,7 @@ describe("nats bus", { timeout: 90_000 }, () => {
     await bus.enqueue("usage.records", { records: [record] }, { msgId: record.request_id });
     const jsm = await admin.jetstreamManager();
     const usage = await jsm.streams.info(streamNameOf(namespace, "usage"));
-    expect(usage.config.subjects).toEqual([natsSubjectOf(namespace, "usage.records")]);
+    expect([...usage.config.subjects].sort()).toEqual([natsSubjectOf(namespace, "usage.bodies"), natsSubjectOf(namespace, "usage.records")]);
     expect(usage.config).toMatchObject({
       retention: RetentionPolicy.Workqueue,
       discard: DiscardPolicy.New,
