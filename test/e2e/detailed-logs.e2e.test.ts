@@ -9,7 +9,8 @@ import { type GatewayTarget, newWorkspaceKey, startGatewayTarget, targetNames, t
  * captures bodies gets them, redacted and cut at 256 KB, on `GET /admin/logs/{request_id}`; a key
  * that opts out, a workspace that never turned them on, and a plan without them get none.
  */
-const UPSTREAM_KEY = "sk-upstream-detailed-logs";
+// No known key shape: only the gateway's knowing it as a configured provider key can redact it.
+const UPSTREAM_KEY = "upstream-detailed-logs-key-0001";
 const CAP = 256 * 1024;
 
 let upstream: Awaited<ReturnType<typeof startOpenAIUpstream>>;
@@ -73,7 +74,7 @@ for (const name of targetNames) {
     it("then a captured request and its answer are kept, with every credential redacted, however deep", async () => {
       const { key } = await newWorkspaceKey(gw, { name: "logs", plan: "enterprise", logging: { bodies: true, retention_days: 7 } });
       const answer = await chat(key, {
-        messages: [{ role: "user", content: `my keys are ${OUR_KEY} and ${PROVIDER_KEY}` }],
+        messages: [{ role: "user", content: `my keys are ${OUR_KEY} and ${PROVIDER_KEY}, and yours is ${UPSTREAM_KEY}` }],
         tools: [
           {
             type: "function",
@@ -89,16 +90,16 @@ for (const name of targetNames) {
       expect(answer.status).toBe(200);
       const record = await withBodies(answer.requestId);
       const request = record.request_body as Captured;
-      for (const secret of [OUR_KEY, PROVIDER_KEY, DEEP_VALUE]) expect(request.text).not.toContain(secret);
+      for (const secret of [OUR_KEY, PROVIDER_KEY, DEEP_VALUE, UPSTREAM_KEY]) expect(request.text).not.toContain(secret);
       expect(JSON.parse(request.text)).toMatchObject({
         model: "chat-logs",
-        messages: [{ role: "user", content: "my keys are [REDACTED] and [REDACTED]" }],
+        messages: [{ role: "user", content: "my keys are [REDACTED] and [REDACTED], and yours is [REDACTED]" }],
         tools: [{ function: { parameters: { properties: { nested: { api_key: "[REDACTED]" } } } } }],
       });
       expect(request).toMatchObject({ truncated: false, content_type: "application/json" });
       // The answer as the caller got it, but for the keys it echoed back.
       expect(answer.text).toContain(OUR_KEY);
-      const redacted = answer.text.replaceAll(OUR_KEY, "[REDACTED]").replaceAll(PROVIDER_KEY, "[REDACTED]");
+      const redacted = answer.text.replaceAll(OUR_KEY, "[REDACTED]").replaceAll(PROVIDER_KEY, "[REDACTED]").replaceAll(UPSTREAM_KEY, "[REDACTED]");
       expect(JSON.parse((record.response_body as Captured).text)).toEqual(JSON.parse(redacted));
     });
 

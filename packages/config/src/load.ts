@@ -41,6 +41,11 @@ export function loadGatewayConfig(path: string): GatewayConfig {
 }
 
 /** Resolves each provider's credential from the environment variable it names. */
+/** The provider keys set in `env`, as a list: what a service redacts from what it logs or keeps. */
+export function providerSecretValues(config: GatewayConfig, env: Record<string, string | undefined>): string[] {
+  return Object.values(resolveProviderSecrets(config, env)).filter((v): v is string => v !== undefined);
+}
+
 export function resolveProviderSecrets(config: GatewayConfig, env: Record<string, string | undefined>): Record<string, string | undefined> {
   const secrets: Record<string, string | undefined> = {};
   for (const [name, provider] of Object.entries(config.providers)) {

@@ -37,6 +37,16 @@ describe("redaction of captured bodies", () => {
   });
 });
 
+describe("configured provider keys", () => {
+  it("when a key the gateway holds appears anywhere, whatever its shape, then it is redacted; a short one is not looked for", () => {
+    const configured = "upstream-key-with-no-known-shape-42";
+    const out = redactValue({ a: [{ b: `pasted ${configured} here` }], c: "abc" }, [configured, "abc"]) as { a: { b: string }[]; c: string };
+    expect(out.a[0]?.b).toBe(`pasted ${REDACTED} here`);
+    expect(out.c).toBe("abc");
+    expect(redactRawText(`{"x": "${configured}"`, [configured])).toBe(`{"x": "${REDACTED}"`);
+  });
+});
+
 describe("a captured JSON body", () => {
   it("when it is over the cap, then it is cut on a character boundary and marked, with its original size", () => {
     const body = { text: "é".repeat(100) };

@@ -24,27 +24,32 @@ const SECRET_TEXT: RegExp[] = [
 const SECRET_FIELD_IN_TEXT =
   /("(?:authorization|proxy[-_]?authorization|api[-_]?key|x[-_]api[-_]key|apikey|token|access[-_]?token|refresh[-_]?token|id[-_]?token|auth[-_]?token|secret|client[-_]?secret|password|passwd|pwd|credentials?|private[-_]?key|cookie|set[-_]?cookie)"\s*:\s*)"(?:[^"\\]|\\.)*"/gi;
 
-export function redactText(text: string): string {
+/**
+ * Key-like strings replaced, and `secrets` (the configured provider keys this process can read)
+ * wherever they appear; a secret shorter than 8 characters is not looked for (it would match words).
+ */
+export function redactText(text: string, secrets: readonly string[] = []): string {
   let out = text;
   for (const pattern of SECRET_TEXT) out = out.replace(pattern, REDACTED);
+  for (const secret of secrets) if (secret.length >= 8 && out.includes(secret)) out = out.replaceAll(secret, REDACTED);
   return out;
 }
 
 /** A deep copy of a parsed JSON value with every credential removed. */
-export function redactValue(value: unknown): unknown {
-  if (typeof value === "string") return redactText(value);
-  if (Array.isArray(value)) return value.map(redactValue);
+export function redactValue(value: unknown, secrets: readonly string[] = []): unknown {
+  if (typeof value === "string") return redactText(value, secrets);
+  if (Array.isArray(value)) return value.map((v) => redactValue(v, secrets));
   if (typeof value === "object" && value !== null) {
     const out: Record<string, unknown> = {};
-    for (const [name, v] of Object.entries(value)) out[name] = SECRET_FIELD.test(name) && v !== null ? REDACTED : redactValue(v);
+    for (const [name, v] of Object.entries(value)) out[name] = SECRET_FIELD.test(name) && v !== null ? REDACTED : redactValue(v, secrets);
     return out;
   }
   return value;
 }
 
 /** Redaction of text that could not be parsed (a body cut at the cap): credential fields, then key-like strings. */
-export function redactRawText(text: string): string {
-  return redactText(text.replace(SECRET_FIELD_IN_TEXT, `$1"${REDACTED}"`));
+export function redactRawText(text: string, secrets: readonly string[] = []): string {
+  return redactText(text.replace(SECRET_FIELD_IN_TEXT, `$1"${REDACTED}"`), secrets);
 }
 
 /** A captured body's text cut at `maxBytes` (on a character boundary), saying so, with its original size. */
@@ -61,6 +66,6 @@ export function cutBody(text: string, bytes: number, contentType: string | undef
 }
 
 /** A parsed JSON body as a detailed log keeps it: redacted, serialised, cut. */
-export function capturedJson(value: unknown, bytes: number, maxBytes: number): CapturedBody {
-  return cutBody(JSON.stringify(redactValue(value)), bytes, "application/json", maxBytes);
+export function capturedJson(value: unknown, bytes: number, maxBytes: number, secrets: readonly string[] = []): CapturedBody {
+  return cutBody(JSON.stringify(redactValue(value, secrets)), bytes, "application/json", maxBytes);
 }

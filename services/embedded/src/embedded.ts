@@ -60,12 +60,14 @@ export async function startEmbedded(
     logger: logger.child({ component: "tools" }),
     settings: { host: loopback, port: 0, internalSecret, jobConcurrency: env.GATEWAY_JOB_CONCURRENCY, researchPolling: researchPolling(env) },
   });
+  // The provider keys, redacted from detailed logs wherever a caller's text carries them.
+  const redact = Object.values(secrets).filter((v): v is string => v !== undefined);
   const jobs = createJobsService({
     bus,
     db,
     gateway,
     logger: logger.child({ component: "jobs" }),
-    settings: { host: loopback, port: 0, internalSecret, bodyLimitBytes, timings: jobTimings(env), masterKey: env.GATEWAY_MASTER_KEY },
+    settings: { host: loopback, port: 0, internalSecret, bodyLimitBytes, timings: jobTimings(env), masterKey: env.GATEWAY_MASTER_KEY, redact },
   });
   const usage = createUsageService({
     bus,
@@ -93,6 +95,7 @@ export async function startEmbedded(
       gateway,
       masterKey: env.GATEWAY_MASTER_KEY,
       providers: Object.keys(gateway.providers),
+      redact,
       rateLimits: rateLimitSettings(env),
       authGuard: authGuardSettings(env),
       door: doorSettings(env),

@@ -1,5 +1,5 @@
 import { readNatsCredentials } from "@gw/bus";
-import { loadGatewayConfig } from "@gw/config";
+import { loadGatewayConfig, providerSecretValues } from "@gw/config";
 import { createPgDb } from "@gw/db";
 import { redactSecrets } from "@gw/logger";
 import { connectServiceBus, loadOrExit, runUntilSignal } from "@gw/service-kit";
@@ -38,6 +38,7 @@ await runUntilSignal(logger, async () => {
       gateway,
       masterKey: env.GATEWAY_MASTER_KEY,
       providers: Object.keys(gateway.providers),
+      redact: providerSecretValues(gateway, process.env),
       rateLimits: rateLimitSettings(env),
       authGuard: authGuardSettings(env),
       door: doorSettings(env),

@@ -47,6 +47,8 @@ export interface IngressSettings {
   providers?: readonly string[];
   /** The usage service, which answers the admin API's usage, logs and statement queries. */
   usageUrl?: string;
+  /** Configured provider keys this process can read: redacted from detailed logs wherever they appear. */
+  redact?: readonly string[];
   /** The configuration's models and prices, which budgets price requests with; unset, budgets are not enforced. */
   gateway?: GatewayConfig;
 }
@@ -127,7 +129,7 @@ export function createIngressService(deps: IngressDeps): IngressService {
   const usage = new UsagePublisher({ bus, logger, metrics });
   const rateLimits = new RateLimitGate(limiter, settings.plans, settings.rateLimits.failureMode, logger, metrics);
   const budgets = settings.gateway && createBudgetGate(settings, settings.gateway, redis, bus, logger, metrics);
-  const bodyCapture = new BodyCapture(bus, logger, metrics);
+  const bodyCapture = new BodyCapture(bus, logger, metrics, settings.redact);
   // Failing open, Redis being down must not take ingress out of rotation; failing closed, it should.
   if (settings.rateLimits.failureMode === "closed") health.addCheck("redis", () => limiter.ping().then(() => true));
   const onIdentityChanged = (kind: "key" | "workspace", id: string) => {

@@ -63,7 +63,12 @@ function modelOf(request: string | null): string | undefined {
  * created it (as stored) and the job's result, or its error, redacted and cut as ingress does for a
  * live call. Undefined when the workspace keeps none, or the job has no request id to file them under.
  */
-export function jobBodies(job: FinishedJob, event: JobEvent, maxBytes = DEFAULT_BODY_CAPTURE_BYTES): CapturedBodies | undefined {
+export function jobBodies(
+  job: FinishedJob,
+  event: JobEvent,
+  secrets: readonly string[] = [],
+  maxBytes = DEFAULT_BODY_CAPTURE_BYTES,
+): CapturedBodies | undefined {
   if (!job.capture_days || !job.request_id) return undefined;
   return {
     request_id: job.request_id,
@@ -71,19 +76,19 @@ export function jobBodies(job: FinishedJob, event: JobEvent, maxBytes = DEFAULT_
     workspace_id: job.workspace_id,
     key_id: job.key_id,
     retention_days: job.capture_days,
-    request: requestBody(job.request, maxBytes),
-    response: capturedJson(event.result ?? event.error ?? null, Buffer.byteLength(JSON.stringify(event.result ?? event.error ?? null)), maxBytes),
+    request: requestBody(job.request, maxBytes, secrets),
+    response: capturedJson(event.result ?? event.error ?? null, Buffer.byteLength(JSON.stringify(event.result ?? event.error ?? null)), maxBytes, secrets),
   };
 }
 
-function requestBody(stored: string | null, maxBytes: number): CapturedBody {
+function requestBody(stored: string | null, maxBytes: number, secrets: readonly string[]): CapturedBody {
   let request: JobRequest | undefined;
   try {
     request = stored ? (JSON.parse(stored) as JobRequest) : undefined;
   } catch {
     request = undefined;
   }
-  if (request?.format === "json") return capturedJson(request.body, Buffer.byteLength(JSON.stringify(request.body)), maxBytes);
+  if (request?.format === "json") return capturedJson(request.body, Buffer.byteLength(JSON.stringify(request.body)), maxBytes, secrets);
   if (request?.format === "multipart") {
     const bytes = Math.floor((request.base64.length * 3) / 4);
     return { text: `[multipart/form-data of ${bytes} bytes, not kept]`, truncated: false, bytes, content_type: "multipart/form-data" };

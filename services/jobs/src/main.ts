@@ -1,5 +1,5 @@
 import { readNatsCredentials } from "@gw/bus";
-import { loadGatewayConfig } from "@gw/config";
+import { loadGatewayConfig, providerSecretValues } from "@gw/config";
 import { createPgDb } from "@gw/db";
 import { redactSecrets } from "@gw/logger";
 import { connectServiceBus, loadOrExit, runUntilSignal } from "@gw/service-kit";
@@ -33,6 +33,7 @@ await runUntilSignal(logger, async () => {
       masterKey: env.GATEWAY_MASTER_KEY,
       bodyLimitBytes: Math.floor(env.GATEWAY_BODY_LIMIT_MB * 1024 * 1024),
       timings: jobTimings(env),
+      redact: providerSecretValues(gateway, process.env),
     },
   });
   await service.start();

@@ -23,6 +23,8 @@ export interface JobsSettings {
    * their jobs can run. Unset: a job that comes with such credentials is refused (503).
    */
   masterKey?: string;
+  /** Configured provider keys this process can read: redacted from detailed logs wherever they appear. */
+  redact?: readonly string[];
 }
 
 export interface JobsDeps {
@@ -96,7 +98,7 @@ export function createJobsService(deps: JobsDeps): JobsService {
           const record = ended && jobUsageRecord(event.job_id, ended, endOf(event));
           if (record) await deps.bus.enqueue("usage.records", { records: [record] }, { msgId: record.request_id });
           // Its bodies, when its workspace keeps detailed logs (ingress left them to jobs).
-          const bodies = ended && jobBodies(ended, event);
+          const bodies = ended && jobBodies(ended, event, deps.settings.redact);
           if (bodies) await deps.bus.enqueue("usage.bodies", { bodies: [bodies] }, { msgId: `${bodies.request_id}:bodies` });
           // The job's token reservation is settled against its real usage (nothing, if it failed).
           const used = event.usage_tokens ?? (event.status === jobStatuses.failed ? 0 : undefined);

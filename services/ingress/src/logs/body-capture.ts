@@ -89,6 +89,8 @@ export class BodyCapture {
     bus: Bus,
     logger: Logger,
     metrics: ServiceMetrics,
+    /** Configured provider keys this process can read, redacted wherever they appear. */
+    private readonly secrets: readonly string[] = [],
     private readonly maxBytes = DEFAULT_BODY_CAPTURE_BYTES,
   ) {
     this.publisher = new BatchPublisher({ bus, logger, metrics, maxQueued: MAX_WAITING }, bodiesKind);
@@ -148,7 +150,7 @@ export class BodyCapture {
     const raw = Buffer.isBuffer(c.requestBody) ? c.requestBody : undefined;
     const bytes = raw?.length ?? 0;
     const type = contentTypeOf(c.requestType);
-    if (c.requestJson !== undefined) return this.cut(JSON.stringify(redactValue(c.requestJson)), bytes, type);
+    if (c.requestJson !== undefined) return this.cut(JSON.stringify(redactValue(c.requestJson, this.secrets)), bytes, type);
     if (!raw || bytes === 0) return { text: "", truncated: false, bytes: 0 };
     // A form (an audio upload): its file is not text, and not kept.
     return { text: `[${type ?? "body"} of ${bytes} bytes, not kept]`, truncated: false, bytes, ...(type ? { content_type: type } : {}) };
@@ -160,19 +162,19 @@ export class BodyCapture {
     const text = Buffer.concat(tee.chunks).subarray(0, this.maxBytes).toString("utf8");
     if (type === "application/json" && whole) {
       try {
-        return this.cut(JSON.stringify(redactValue(JSON.parse(text))), tee.bytes, type);
+        return this.cut(JSON.stringify(redactValue(JSON.parse(text), this.secrets)), tee.bytes, type);
       } catch {
         // Not JSON after all: kept as text below.
       }
     }
     if (type === "text/event-stream" && whole) {
       const assembled = assembleStream(text);
-      if (assembled !== undefined) return this.cut(JSON.stringify(redactValue(assembled)), tee.bytes, type);
+      if (assembled !== undefined) return this.cut(JSON.stringify(redactValue(assembled, this.secrets)), tee.bytes, type);
     }
     if (type !== undefined && !type.startsWith("text/") && type !== "application/json") {
       return { text: `[${type} of ${tee.bytes} bytes, not kept]`, truncated: false, bytes: tee.bytes, content_type: type };
     }
-    return this.cut(redactRawText(text), tee.bytes, type, !whole);
+    return this.cut(redactRawText(text, this.secrets), tee.bytes, type, !whole);
   }
 
   private cut(text: string, bytes: number, type: string | undefined, alreadyCut = false): CapturedBody {
