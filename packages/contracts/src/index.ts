@@ -17,3 +17,4 @@ export * from "./jobs";
 export * from "./usage";
 export * from "./outcome-header";
 export * from "./zoned-time";
+export * from "./roles";
