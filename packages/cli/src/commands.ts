@@ -126,6 +126,15 @@ export function parseCommand(argv: string[]): ParsedCommand {
     if (mode !== "hard" && mode !== "soft") throw new UsageError("--budget-mode must be hard or soft");
     return { monthly_usd: Number(usd), mode, alert_at_percent: int("budget-alert", values["budget-alert"]) };
   };
+  // What workspace create and update both take from their flags.
+  const workspaceFields = () => ({
+    plan: values.plan,
+    models: list(values.models),
+    tools: list(values.tools),
+    limits: limits(),
+    timezone: values.timezone,
+    budget: budget(),
+  });
   const shape = (body: Record<string, unknown>) => Object.fromEntries(Object.entries(body).filter(([, v]) => v !== undefined));
   const json = values.json === true;
   const call = ((): AdminCall => {
@@ -136,15 +145,7 @@ export function parseCommand(argv: string[]): ParsedCommand {
         return {
           method: "POST",
           path: "/admin/workspaces",
-          body: shape({
-            name: target,
-            plan: values.plan,
-            models: list(values.models),
-            tools: list(values.tools),
-            limits: limits(),
-            timezone: values.timezone,
-            budget: budget(),
-          }),
+          body: shape({ name: target, ...workspaceFields() }),
         };
       case "workspace list":
         return { method: "GET", path: "/admin/workspaces" };
@@ -152,15 +153,7 @@ export function parseCommand(argv: string[]): ParsedCommand {
         return { method: "GET", path: `/admin/workspaces/${need("workspace id")}` };
       case "workspace update": {
         const path = `/admin/workspaces/${need("workspace id")}`;
-        const body = shape({
-          name: values.name,
-          plan: values.plan,
-          models: list(values.models),
-          tools: list(values.tools),
-          limits: limits(),
-          timezone: values.timezone,
-          budget: budget(),
-        });
+        const body = shape({ name: values.name, ...workspaceFields() });
         if (Object.keys(body).length === 0) {
           throw new UsageError(
             "workspace update needs at least one of --name, --plan, --models, --tools, --rpm, --tpm, --clear-limits, --timezone, --budget-usd, --clear-budget",

@@ -6,7 +6,7 @@ import { createLogger } from "@gw/logger";
 import { createMetrics, startHttpServer, type RunningServer } from "@gw/service-kit";
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
 import { ingressMigrations } from "../service";
-import { AuditStore } from "../store/audit-store";
+import { type AuditRecord, AuditStore } from "../store/audit-store";
 import { IdentityStore } from "../store/identity-store";
 import { createAdminApp } from "./admin-app";
 
@@ -276,16 +276,7 @@ describe("budgets and time zones", () => {
 
 describe("GET /admin/audit", () => {
   interface AuditPage {
-    data: {
-      id: string;
-      at: string;
-      actor: string;
-      action: string;
-      workspace_id: string;
-      target: { kind: string; id: string };
-      before: unknown;
-      after: unknown;
-    }[];
+    data: AuditRecord[];
     next_cursor: string | null;
   }
   const audit = async (query: string) => {

@@ -1,10 +1,9 @@
-import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import type { RedisClientType } from "redis";
+import { RedisScript } from "../limits/redis-script";
 import type { BudgetAdmission, BudgetScope, BudgetStore, Settlement } from "./types";
 
-const script = readFileSync(new URL("./budget.lua", import.meta.url), "utf8");
-const scriptSha = createHash("sha1").update(script).digest("hex");
+const script = new RedisScript(readFileSync(new URL("./budget.lua", import.meta.url), "utf8"));
 
 /**
  * Budgets shared by every ingress replica, on the rate limiter's Redis connection: an admission is
@@ -81,7 +80,7 @@ export class RedisBudgetStore implements BudgetStore {
       const waiting: Waiting = { deadline: Date.now() + this.timeoutMs, reject };
       this.waiting.add(waiting);
       this.sweeper ??= setInterval(() => this.sweep(), Math.max(10, Math.min(this.timeoutMs / 4, 250)));
-      this.call(keys, args).then(
+      script.run(this.client, keys, args).then(
         (value) => {
           this.waiting.delete(waiting);
           resolve(value);
@@ -104,15 +103,6 @@ export class RedisBudgetStore implements BudgetStore {
     if (this.waiting.size === 0) {
       clearInterval(this.sweeper);
       this.sweeper = undefined;
-    }
-  }
-
-  private async call(keys: string[], args: string[]): Promise<unknown> {
-    try {
-      return await this.client.evalSha(scriptSha, { keys, arguments: args });
-    } catch (err) {
-      if (!(err as Error).message?.startsWith("NOSCRIPT")) throw err;
-      return this.client.eval(script, { keys, arguments: args });
     }
   }
 }

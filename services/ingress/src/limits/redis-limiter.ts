@@ -1,8 +1,8 @@
-import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { createClient, type RedisClientType } from "redis";
 import type { Logger } from "@gw/logger";
 import type { Admission, AdmitRequest, Limiter, Ticket, Unused, WindowOptions } from "./types";
+import { RedisScript } from "./redis-script";
 import { toAdmission } from "./window";
 
 /** How long a settlement waits for its workspace's next admission before it is sent on its own. */
@@ -16,8 +16,7 @@ interface Settlement {
   requests: number;
 }
 
-const script = readFileSync(new URL("./sliding-window.lua", import.meta.url), "utf8");
-const scriptSha = createHash("sha1").update(script).digest("hex");
+const script = new RedisScript(readFileSync(new URL("./sliding-window.lua", import.meta.url), "utf8"));
 
 export interface RedisLimiterOptions extends WindowOptions {
   url: string;
@@ -196,18 +195,9 @@ export class RedisLimiter implements Limiter {
       timer = setTimeout(() => reject(new Error(`Redis did not answer within ${this.options.timeoutMs} ms`)), this.options.timeoutMs);
     });
     try {
-      return await Promise.race([this.call(keys, args), timeout]);
+      return await Promise.race([script.run(this.client, keys, args), timeout]);
     } finally {
       clearTimeout(timer);
-    }
-  }
-
-  private async call(keys: string[], args: string[]): Promise<unknown> {
-    try {
-      return await this.client.evalSha(scriptSha, { keys, arguments: args });
-    } catch (err) {
-      if (!(err as Error).message?.startsWith("NOSCRIPT")) throw err;
-      return this.client.eval(script, { keys, arguments: args });
     }
   }
 }
