@@ -141,6 +141,8 @@ export const ApiKey = z.object({
   limits: Limits,
   budget: Budget.nullable(),
   logging: KeyLogging.nullable(),
+  /** The console user who created the key; null for keys made with the admin token. */
+  created_by: z.string().nullable(),
   created_at: z.number().int(),
   updated_at: z.number().int(),
 });

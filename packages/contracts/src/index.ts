@@ -18,3 +18,4 @@ export * from "./usage";
 export * from "./outcome-header";
 export * from "./zoned-time";
 export * from "./roles";
+export * from "./console";

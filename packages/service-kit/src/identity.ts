@@ -2,6 +2,7 @@ import { createHmac, timingSafeEqual } from "node:crypto";
 import { Identity, internalHeaders } from "@gw/contracts";
 import { GatewayError } from "@gw/errors";
 import { redactSecrets, type Logger } from "@gw/logger";
+import type { z } from "zod";
 import { Sealer } from "./sealed";
 
 /**
@@ -88,8 +89,47 @@ export class IdentityVerifier {
   }
 }
 
-function hmac(payload: string, secret: string): string {
-  return createHmac("sha256", secret).update(payload).digest("base64url");
+function hmac(payload: string, secret: string, purpose = ""): string {
+  return createHmac("sha256", secret).update(purpose).update(payload).digest("base64url");
+}
+
+/**
+ * Signed claims of another kind than the caller's identity, in the identity header's form but with
+ * the HMAC bound to `purpose`, so a header signed for one use is never accepted for another (the
+ * console's `x-gw-principal` cannot pass as an `x-gw-identity`, nor the reverse).
+ */
+export class SignedClaims<T extends z.ZodType> {
+  constructor(
+    private readonly schema: T,
+    private readonly secret: string,
+    private readonly purpose: string,
+    private readonly maxAgeSeconds = 60,
+  ) {}
+
+  sign(claims: z.infer<T> & object, now = Date.now()): string {
+    const payload = Buffer.from(JSON.stringify({ ...claims, iat: Math.floor(now / 1000) })).toString("base64url");
+    return `${payload}.${hmac(payload, this.secret, `${this.purpose}.`)}`;
+  }
+
+  /** The claims, or undefined for a header that is missing, forged, expired or malformed. */
+  verify(header: string | undefined, now = Date.now()): z.infer<T> | undefined {
+    const dot = header?.indexOf(".") ?? -1;
+    if (!header || dot <= 0) return undefined;
+    const payload = header.slice(0, dot);
+    const given = Buffer.from(header.slice(dot + 1));
+    const expected = Buffer.from(hmac(payload, this.secret, `${this.purpose}.`));
+    if (given.length !== expected.length || !timingSafeEqual(given, expected)) return undefined;
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(Buffer.from(payload, "base64url").toString("utf8"));
+    } catch {
+      return undefined;
+    }
+    const iat = (parsed as { iat?: unknown }).iat;
+    if (typeof iat !== "number" || Math.abs(now / 1000 - iat) > this.maxAgeSeconds) return undefined;
+    const claims = this.schema.safeParse(parsed);
+    return claims.success ? claims.data : undefined;
+  }
 }
 
 /** The seal purpose of the `x-gw-credentials` header, shared by ingress (sealing) and the services. */

@@ -176,6 +176,7 @@ export function createIngressService(deps: IngressDeps): IngressService {
         audit: new AuditStore(db),
         bus,
         adminToken: settings.adminToken,
+        internalSecret: settings.internalSecret,
         onIdentityChanged,
         plans: settings.plans,
         // The store announces each change on the bus, for the async jobs still waiting to run.

@@ -1,16 +1,18 @@
 import { createInProcessBus, type Bus } from "@gw/bus";
 import type { PlanLimitsTable } from "@gw/config";
-import type { BroadcastMessage } from "@gw/contracts";
+import { type BroadcastMessage, principalHeader } from "@gw/contracts";
 import { createPgliteDb, runMigrations, type Db } from "@gw/db";
 import { createLogger } from "@gw/logger";
-import { createMetrics, startHttpServer, type RunningServer } from "@gw/service-kit";
+import { createMetrics, signIdentity, startHttpServer, type RunningServer } from "@gw/service-kit";
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
 import { ingressMigrations } from "../service";
 import { type AuditRecord, AuditStore } from "../store/audit-store";
 import { IdentityStore } from "../store/identity-store";
 import { createAdminApp } from "./admin-app";
+import { consolePrincipals } from "./admin-caller";
 
 const adminToken = "admin-app-test-token";
+const internalSecret = "admin-app-test-internal-secret-0123456789";
 const plans: PlanLimitsTable = {
   plus: { requests_per_minute: 60, tokens_per_minute: 100_000 },
   pro: { requests_per_minute: 600, tokens_per_minute: 1_000_000 },
@@ -38,6 +40,7 @@ beforeAll(async () => {
     audit: new AuditStore(db),
     bus,
     adminToken,
+    internalSecret,
     plans,
     onIdentityChanged: (kind, id) => applied.push({ kind, id }),
   });
@@ -331,5 +334,70 @@ describe("GET /admin/audit", () => {
     const { status, body } = await call("GET", `/admin/audit?${query}`);
     expect(status).toBe(400);
     expect(body.error?.param ?? null).toBe(param);
+  });
+});
+
+describe("a person acting through the console (x-gw-principal)", () => {
+  const principals = consolePrincipals(internalSecret);
+  const as = async (scope: string, method: string, path: string, body?: unknown, header?: string): Promise<Answer> => {
+    const res = await fetch(`${server.url}${path}`, {
+      method,
+      headers: {
+        [principalHeader]: header ?? principals.sign({ user_id: "usr_alice", email: "alice@example.com", workspace_id: scope }),
+        "content-type": "application/json",
+      },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    return { status: res.status, body: (await res.json()) as Answer["body"] };
+  };
+
+  it("when the person acts in their workspace, then the change is made, names them in the audit trail, and the key records its creator", async () => {
+    const ws = await workspace({ plan: "enterprise" });
+    expect((await as(ws, "PATCH", `/admin/workspaces/${ws}`, { name: "renamed" })).status).toBe(200);
+    const created = await as(ws, "POST", `/admin/workspaces/${ws}/keys`, { name: "mine" });
+    expect(created.status).toBe(201);
+    expect(created.body.created_by).toBe("usr_alice");
+    const audit = await as(ws, "GET", "/admin/audit");
+    const records = audit.body.data as AuditRecord[];
+    expect(records.map((r) => [r.action, r.actor])).toEqual([
+      ["key.create", "alice@example.com"],
+      ["workspace.update", "alice@example.com"],
+      ["workspace.create", "admin-token"],
+    ]);
+  });
+
+  it("when the person names another workspace or its key, then 404 as if it did not exist, and nothing changes", async () => {
+    const mine = await workspace({ plan: "plus" });
+    const theirs = await workspace({ plan: "plus", name: "theirs" });
+    const theirKey = await key(theirs);
+    expect((await as(mine, "GET", `/admin/workspaces/${theirs}`)).status).toBe(404);
+    expect((await as(mine, "PATCH", `/admin/workspaces/${theirs}`, { name: "taken" })).status).toBe(404);
+    expect((await as(mine, "GET", `/admin/workspaces/${theirs}/keys`)).status).toBe(404);
+    expect((await as(mine, "POST", `/admin/workspaces/${theirs}/keys`, {})).status).toBe(404);
+    expect((await as(mine, "PATCH", `/admin/keys/${theirKey}`, { status: "revoked" })).status).toBe(404);
+    expect((await as(mine, "GET", `/admin/audit?workspace_id=${theirs}`)).status).toBe(404);
+    expect((await call("GET", `/admin/workspaces/${theirs}`)).body.name).toBe("theirs");
+    const keys = (await call("GET", `/admin/workspaces/${theirs}/keys`)).body.data as { status: string }[];
+    expect(keys.map((k) => k.status)).toEqual(["active"]);
+  });
+
+  it("when a person of one workspace lists or creates workspaces, then 403; an operator (scope *) may", async () => {
+    const mine = await workspace({ plan: "plus" });
+    expect((await as(mine, "GET", "/admin/workspaces")).status).toBe(403);
+    expect((await as(mine, "POST", "/admin/workspaces", { name: "x", plan: "plus" })).status).toBe(403);
+    expect((await as("*", "GET", "/admin/workspaces")).status).toBe(200);
+    expect((await as("*", "POST", "/admin/workspaces", { name: "x", plan: "plus" })).status).toBe(201);
+  });
+
+  it.each([
+    ["a forged signature", () => `${principals.sign({ user_id: "u", email: "e", workspace_id: "*" }).split(".")[0]}.AAAA`],
+    [
+      "an identity header of the data plane",
+      () => signIdentity({ workspace_id: "*", key_id: "admin", plan: "enterprise", models: [], tools: [] }, internalSecret),
+    ],
+    ["another secret", () => consolePrincipals("another-secret-0123456789abcdef").sign({ user_id: "u", email: "e", workspace_id: "*" })],
+    ["an expired header", () => principals.sign({ user_id: "u", email: "e", workspace_id: "*" }, Date.now() - 120_000)],
+  ])("when the header is %s, then 401", async (_name, header) => {
+    expect((await as("*", "GET", "/admin/workspaces", undefined, header())).status).toBe(401);
   });
 });

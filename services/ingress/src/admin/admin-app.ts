@@ -1,5 +1,4 @@
-import { timingSafeEqual, createHash } from "node:crypto";
-import express, { type Express, type RequestHandler } from "express";
+import express, { type Express, type Response } from "express";
 import { CreateKeyBody, CreateWorkspaceBody, PatchKeyBody, PatchWorkspaceBody } from "@gw/contracts";
 import type { Bus } from "@gw/bus";
 import type { PlanLimitsTable } from "@gw/config";
@@ -13,6 +12,7 @@ import type { BudgetGate } from "../budgets/budget-gate";
 import { AuditQuery, type AuditStore } from "../store/audit-store";
 import { effectiveWorkspaceLimits } from "../limits/plan-limits";
 import type { IdentityStore } from "../store/identity-store";
+import { actorOf, assertInScope, assertPlatform, callerScope, consolePrincipals, personOf, requireAdmin } from "./admin-caller";
 import { mountCredentialRoutes } from "./credential-routes";
 import { mountUsageRoutes } from "./usage-routes";
 
@@ -24,6 +24,8 @@ export interface AdminAppDeps {
   audit: AuditStore;
   bus: Bus;
   adminToken: string;
+  /** Checks the console's signed `x-gw-principal` (a person acting in one workspace). */
+  internalSecret: string;
   /** Default limits per plan (config file), against which a key's limits are checked. */
   plans: PlanLimitsTable;
   /** Applies an identity change to this replica's cache at once (the broadcast reaches the others). */
@@ -46,72 +48,95 @@ export function createAdminApp(deps: AdminAppDeps): Express {
   app.get("/metrics", async (_req, res) => {
     res.type(deps.metrics.registry.contentType).send(await deps.metrics.registry.metrics());
   });
-  app.use("/admin", requireToken(deps.adminToken), express.json({ limit: "1mb" }));
+  app.use("/admin", requireAdmin(deps.adminToken, consolePrincipals(deps.internalSecret)), express.json({ limit: "1mb" }));
 
   const changed = async (kind: "key" | "workspace", id: string) => {
     deps.onIdentityChanged(kind, id);
     await deps.bus.publish("identity.changed", { kind, id, at: Date.now() });
   };
+  // The store as the caller: a person's changes name them in the audit trail.
+  const storeOf = (res: Response) => {
+    const actor = actorOf(res);
+    return actor === undefined ? store : store.actingAs(actor);
+  };
+  const workspaceIn = async (res: Response, id: string) => {
+    assertInScope(res, id);
+    return found(store.getWorkspace(id), "workspace");
+  };
+  const keyIn = async (res: Response, id: string) => {
+    const key = await found(store.getKey(id), "key");
+    assertInScope(res, key.workspace_id, "key");
+    return key;
+  };
 
   app.post("/admin/workspaces", routeLabel("/admin/workspaces"), async (req, res) => {
+    assertPlatform(res);
     const body = CreateWorkspaceBody.parse(req.body ?? {});
     assertLoggingAllowed(body.logging, body.plan);
-    res.status(201).json(await store.createWorkspace(body));
+    res.status(201).json(await storeOf(res).createWorkspace(body));
   });
   app.get("/admin/workspaces", routeLabel("/admin/workspaces"), async (_req, res) => {
+    assertPlatform(res);
     res.json({ object: "list", data: await store.listWorkspaces() });
   });
   app.get("/admin/workspaces/:id", routeLabel("/admin/workspaces/:id"), async (req, res) => {
-    res.json(await found(store.getWorkspace(req.params.id as string), "workspace"));
+    res.json(await workspaceIn(res, req.params.id as string));
   });
   app.patch("/admin/workspaces/:id", routeLabel("/admin/workspaces/:id"), async (req, res) => {
     const patch = PatchWorkspaceBody.parse(req.body ?? {});
-    if (patch.logging?.bodies) assertLoggingAllowed(patch.logging, patch.plan ?? (await found(store.getWorkspace(req.params.id as string), "workspace")).plan);
-    const workspace = await found(store.patchWorkspace(req.params.id as string, patch), "workspace");
+    const current = await workspaceIn(res, req.params.id as string);
+    if (patch.logging?.bodies) assertLoggingAllowed(patch.logging, patch.plan ?? current.plan);
+    const workspace = await found(storeOf(res).patchWorkspace(current.id, patch), "workspace");
     await changed("workspace", workspace.id);
     res.json(workspace);
   });
   app.post("/admin/workspaces/:id/keys", routeLabel("/admin/workspaces/:id/keys"), async (req, res) => {
     const body = CreateKeyBody.parse(req.body ?? {});
-    const workspace = await found(store.getWorkspace(req.params.id as string), "workspace");
+    const workspace = await workspaceIn(res, req.params.id as string);
     if (body.limits) assertKeyNarrows(body.limits, deps.plans, workspace);
     if (body.budget) assertBudgetNarrows(body.budget, workspace);
-    const { key, secret } = await store.createKey(workspace.id, body);
+    const { key, secret } = await storeOf(res).createKey(workspace.id, body, personOf(res));
     res.status(201).json({ ...key, key: secret });
   });
   app.get("/admin/workspaces/:id/keys", routeLabel("/admin/workspaces/:id/keys"), async (req, res) => {
-    const workspace = await found(store.getWorkspace(req.params.id as string), "workspace");
+    const workspace = await workspaceIn(res, req.params.id as string);
     res.json({ object: "list", data: await store.listKeys(workspace.id) });
   });
   app.patch("/admin/keys/:id", routeLabel("/admin/keys/:id"), async (req, res) => {
     const patch = PatchKeyBody.parse(req.body ?? {});
-    const id = req.params.id as string;
+    const key = await keyIn(res, req.params.id as string);
     if (patch.limits || patch.budget) {
-      const key = await found(store.getKey(id), "key");
       const workspace = await found(store.getWorkspace(key.workspace_id), "workspace");
       if (patch.limits) assertKeyNarrows(patch.limits, deps.plans, workspace);
       if (patch.budget) assertBudgetNarrows(patch.budget, workspace);
     }
-    const result = await found(store.patchKey(id, patch), "key");
+    const result = await found(storeOf(res).patchKey(key.id, patch), "key");
     if (result === "revoked") throw new GatewayError("conflict", "A revoked key cannot be enabled or disabled again");
     await changed("key", result.id);
     res.json(result);
   });
   app.get("/admin/audit", routeLabel("/admin/audit"), async (req, res) => {
-    res.json(await audit.list(parseQuery(AuditQuery, req.query)));
+    const query = parseQuery(AuditQuery, req.query);
+    const scope = callerScope(res);
+    if (scope !== undefined && query.workspace_id !== undefined) assertInScope(res, query.workspace_id);
+    res.json(await audit.list({ ...query, workspace_id: scope ?? query.workspace_id }));
   });
   app.get("/admin/workspaces/:id/budget", routeLabel("/admin/workspaces/:id/budget"), async (req, res) => {
-    const workspace = await found(store.getWorkspace(req.params.id as string), "workspace");
+    const workspace = await workspaceIn(res, req.params.id as string);
     if (!deps.budgets) throw new GatewayError("upstream_unavailable", "Budgets are not enforced on this gateway");
     res.json(await deps.budgets.status(workspace, await store.listKeys(workspace.id)));
   });
   if (deps.usage) mountUsageRoutes(app, { usageUrl: deps.usage.url, internalSecret: deps.usage.internalSecret });
-  if (deps.credentials) {
+  const credentials = deps.credentials;
+  if (credentials) {
     mountCredentialRoutes(app, {
-      credentials: deps.credentials.store,
-      sealer: deps.credentials.sealer,
-      providers: deps.credentials.providers,
-      workspace: (id) => found(store.getWorkspace(id), "workspace"),
+      credentials: (res) => {
+        const actor = actorOf(res);
+        return actor === undefined ? credentials.store : credentials.store.actingAs(actor);
+      },
+      sealer: credentials.sealer,
+      providers: credentials.providers,
+      workspace: workspaceIn,
       changed: (id) => changed("workspace", id),
     });
   }
@@ -171,18 +196,4 @@ async function found<T>(value: Promise<T | undefined>, what: string): Promise<T>
   const v = await value;
   if (v === undefined) throw new GatewayError("not_found", `No such ${what}`);
   return v;
-}
-
-function requireToken(token: string): RequestHandler {
-  const expected = createHash("sha256").update(token).digest();
-  return (req, _res, next) => {
-    const match = /^Bearer\s+(\S+)$/i.exec(req.headers.authorization ?? "");
-    const given = createHash("sha256")
-      .update(match?.[1] ?? "")
-      .digest();
-    if (!match || !timingSafeEqual(given, expected)) {
-      throw new GatewayError("invalid_api_key", "Missing or invalid admin token");
-    }
-    next();
-  };
 }

@@ -32,6 +32,7 @@ async function start(sealer: Sealer | undefined): Promise<string> {
     audit: new AuditStore(db),
     bus,
     adminToken,
+    internalSecret: "credential-routes-internal-secret-0123456789",
     plans,
     onIdentityChanged: () => {},
     credentials: { store: new CredentialStore(db, bus), sealer, providers: ["openai", "anthropic"] },

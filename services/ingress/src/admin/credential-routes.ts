@@ -1,4 +1,4 @@
-import type { Express } from "express";
+import type { Express, Response } from "express";
 import { PutProviderCredentialBody, type Workspace } from "@gw/contracts";
 import { GatewayError } from "@gw/errors";
 import { routeLabel, type Sealer } from "@gw/service-kit";
@@ -6,12 +6,14 @@ import { credentialContext } from "../credentials/credential-relay";
 import type { CredentialStore } from "../credentials/credential-store";
 
 export interface CredentialRoutesDeps {
-  credentials: CredentialStore;
+  /** The store as the caller (a person's changes name them in the audit trail). */
+  credentials(res: Response): CredentialStore;
   /** Seals credentials at rest under GATEWAY_MASTER_KEY; without it they cannot be registered. */
   sealer: Sealer | undefined;
   /** Provider names of the configuration file: a credential is registered for one of them. */
   providers: readonly string[];
-  workspace(id: string): Promise<Workspace>;
+  /** The workspace, when the caller may reach it (404 otherwise). */
+  workspace(res: Response, id: string): Promise<Workspace>;
   changed(id: string): Promise<void>;
 }
 
@@ -23,7 +25,7 @@ export interface CredentialRoutesDeps {
 export function mountCredentialRoutes(app: Express, deps: CredentialRoutesDeps): void {
   const label = routeLabel("/admin/workspaces/:id/credentials");
   app.put("/admin/workspaces/:id/credentials/:provider", label, async (req, res) => {
-    const workspace = await deps.workspace(req.params.id as string);
+    const workspace = await deps.workspace(res, req.params.id as string);
     const provider = knownProvider(deps.providers, req.params.provider as string);
     if (workspace.plan !== "enterprise") {
       throw new GatewayError("conflict", "Only workspaces on the enterprise plan can register their own provider credentials");
@@ -32,18 +34,18 @@ export function mountCredentialRoutes(app: Express, deps: CredentialRoutesDeps):
       throw new GatewayError("provider_not_configured", "Credential storage is not configured: set GATEWAY_MASTER_KEY");
     }
     const { api_key } = PutProviderCredentialBody.parse(req.body ?? {});
-    const info = await deps.credentials.put(workspace.id, provider, deps.sealer.seal(api_key, credentialContext(workspace.id, provider)));
+    const info = await deps.credentials(res).put(workspace.id, provider, deps.sealer.seal(api_key, credentialContext(workspace.id, provider)));
     await deps.changed(workspace.id);
     res.json(info);
   });
   app.get("/admin/workspaces/:id/credentials", label, async (req, res) => {
-    const workspace = await deps.workspace(req.params.id as string);
-    res.json({ object: "list", data: await deps.credentials.list(workspace.id) });
+    const workspace = await deps.workspace(res, req.params.id as string);
+    res.json({ object: "list", data: await deps.credentials(res).list(workspace.id) });
   });
   app.delete("/admin/workspaces/:id/credentials/:provider", label, async (req, res) => {
-    const workspace = await deps.workspace(req.params.id as string);
+    const workspace = await deps.workspace(res, req.params.id as string);
     const provider = knownProvider(deps.providers, req.params.provider as string);
-    if (!(await deps.credentials.delete(workspace.id, provider))) throw new GatewayError("not_found", `No credential for \`${provider}\``);
+    if (!(await deps.credentials(res).delete(workspace.id, provider))) throw new GatewayError("not_found", `No credential for \`${provider}\``);
     await deps.changed(workspace.id);
     res.json({ object: "provider_credential", workspace_id: workspace.id, provider, deleted: true });
   });

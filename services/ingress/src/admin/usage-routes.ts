@@ -1,7 +1,8 @@
 import type { Express, Request, Response } from "express";
-import { operatorIdentity, internalHeaders } from "@gw/contracts";
+import { type Identity, operatorIdentity, internalHeaders } from "@gw/contracts";
 import { GatewayError } from "@gw/errors";
 import { IdentitySigner, routeLabel } from "@gw/service-kit";
+import { assertInScope, callerScope } from "./admin-caller";
 
 export interface UsageRoutesDeps {
   /** The usage service's base URL (USAGE_URL); unset, these routes answer 503. */
@@ -12,7 +13,7 @@ export interface UsageRoutesDeps {
 }
 
 /** Admin path → the usage service's path, for the ledger's reads. */
-const routes: { admin: string; label: string; target: (req: Request) => string }[] = [
+const routes: { admin: string; label: string; target: (req: Request) => string; workspace?: (req: Request) => string }[] = [
   { admin: "/admin/usage", label: "/admin/usage", target: () => "/v1/usage" },
   { admin: "/admin/logs", label: "/admin/logs", target: () => "/v1/logs" },
   { admin: "/admin/logs/:requestId", label: "/admin/logs/:id", target: (req) => `/v1/logs/${encodeURIComponent(String(req.params.requestId))}` },
@@ -20,25 +21,30 @@ const routes: { admin: string; label: string; target: (req: Request) => string }
     admin: "/admin/workspaces/:id/statement",
     label: "/admin/workspaces/:id/statement",
     target: (req) => `/v1/workspaces/${encodeURIComponent(String(req.params.id))}/statement`,
+    workspace: (req) => String(req.params.id),
   },
 ];
 
 /**
  * The usage ledger's reads on the admin API (docs/configuration.md): passed to the usage service,
- * which owns the ledger, as the operator (every workspace), with the query string as given; its
- * answer (JSON, CSV, or an error in the OpenAI envelope) comes back as it is.
+ * which owns the ledger, as the operator (every workspace) or, for a person acting in one workspace
+ * through the console, as that workspace (the usage service then answers for it alone), with the
+ * query string as given; its answer (JSON, CSV, or an error in the OpenAI envelope) comes back as it is.
  */
 export function mountUsageRoutes(app: Express, deps: UsageRoutesDeps): void {
   const signer = new IdentitySigner(deps.internalSecret);
   const operator = { ...operatorIdentity };
+  const identityFor = (scope: string | undefined): Identity =>
+    scope === undefined ? operator : { workspace_id: scope, key_id: "console", plan: "plus", models: [], tools: [] };
   for (const route of routes) {
     app.get(route.admin, routeLabel(route.label), async (req, res) => {
+      if (route.workspace) assertInScope(res, route.workspace(req));
       if (!deps.usageUrl) throw new GatewayError("upstream_unavailable", "The usage service is not configured on this gateway (USAGE_URL)");
       const query = req.originalUrl.includes("?") ? req.originalUrl.slice(req.originalUrl.indexOf("?")) : "";
       let answer: globalThis.Response;
       try {
         answer = await fetch(`${deps.usageUrl}${route.target(req)}${query}`, {
-          headers: { [internalHeaders.identity]: signer.sign(operator), [internalHeaders.requestId]: res.locals.requestId },
+          headers: { [internalHeaders.identity]: signer.sign(identityFor(callerScope(res))), [internalHeaders.requestId]: res.locals.requestId },
           signal: AbortSignal.timeout(deps.timeoutMs ?? 60_000),
         });
       } catch (err) {

@@ -1,6 +1,6 @@
 import type { Bus } from "@gw/bus";
 import type { ProviderCredential } from "@gw/contracts";
-import type { Db } from "@gw/db";
+import { actingAs, type Db, type Queryable } from "@gw/db";
 
 interface Row {
   workspace_id: string;
@@ -29,10 +29,20 @@ const VERSION = "(extract(epoch from clock_timestamp()) * 1000000)::bigint";
  * repeated DELETE still reaches the jobs).
  */
 export class CredentialStore {
+  private readonly db: Queryable;
+
   constructor(
-    private readonly db: Db,
+    private readonly root: Db,
     private readonly bus?: Bus,
-  ) {}
+    actor?: string,
+  ) {
+    this.db = actor === undefined ? root : actingAs(root, actor);
+  }
+
+  /** The same store, its changes recorded in the audit trail as made by `actor` (a person). */
+  actingAs(actor: string): CredentialStore {
+    return new CredentialStore(this.root, this.bus, actor);
+  }
 
   async put(workspaceId: string, provider: string, sealed: string): Promise<ProviderCredential> {
     const { rows } = await this.db.query<Row & { version: string }>(

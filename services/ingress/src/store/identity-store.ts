@@ -11,7 +11,7 @@ import type {
   PatchWorkspaceBody,
   Workspace,
 } from "@gw/contracts";
-import type { Db } from "@gw/db";
+import { actingAs, type Db, type Queryable } from "@gw/db";
 import { generateKey, newId } from "../auth/keys";
 
 /** The rows authentication needs, read in one query by key hash. */
@@ -54,6 +54,7 @@ interface KeyRow {
   limits: Limits;
   budget: Budget | null;
   logging: KeyLogging | null;
+  created_by: string | null;
   created_at: Date | string;
   updated_at: Date | string;
 }
@@ -95,17 +96,30 @@ function toApiKey(row: KeyRow): ApiKey {
     limits: row.limits,
     budget: row.budget,
     logging: row.logging,
+    created_by: row.created_by,
     created_at: seconds(row.created_at),
     updated_at: seconds(row.updated_at),
   };
 }
 
 const workspaceColumns = "id, name, plan, subscription, models, tools, limits, timezone, budget, logging, created_at, updated_at";
-const keyColumns = "id, workspace_id, name, prefix, status, models, tools, limits, budget, logging, created_at, updated_at";
+const keyColumns = "id, workspace_id, name, prefix, status, models, tools, limits, budget, logging, created_by, created_at, updated_at";
 
 /** Workspaces and keys in the `ingress` schema; the only code that writes them. */
 export class IdentityStore {
-  constructor(private readonly db: Db) {}
+  private readonly db: Queryable;
+
+  constructor(
+    private readonly root: Db,
+    actor?: string,
+  ) {
+    this.db = actor === undefined ? root : actingAs(root, actor);
+  }
+
+  /** The same store, its changes recorded in the audit trail as made by `actor` (a person). */
+  actingAs(actor: string): IdentityStore {
+    return new IdentityStore(this.root, actor);
+  }
 
   async createWorkspace(body: CreateWorkspaceBody): Promise<Workspace> {
     const { rows } = await this.db.query<WorkspaceRow>(
@@ -160,12 +174,12 @@ export class IdentityStore {
     return rows[0] ? toWorkspace(rows[0]) : undefined;
   }
 
-  /** Creates a key; the secret exists only in the returned value. */
-  async createKey(workspaceId: string, body: CreateKeyBody): Promise<{ key: ApiKey; secret: string }> {
+  /** Creates a key; the secret exists only in the returned value. `createdBy`: the console user making it. */
+  async createKey(workspaceId: string, body: CreateKeyBody, createdBy?: string): Promise<{ key: ApiKey; secret: string }> {
     const { secret, hash, prefix } = generateKey();
     const { rows } = await this.db.query<KeyRow>(
-      `INSERT INTO ingress.api_keys (id, workspace_id, name, key_hash, prefix, models, tools, limits, budget, logging)
-       VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7::jsonb, COALESCE($8::jsonb, '{}'::jsonb), $9::jsonb, $10::jsonb)
+      `INSERT INTO ingress.api_keys (id, workspace_id, name, key_hash, prefix, models, tools, limits, budget, logging, created_by)
+       VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7::jsonb, COALESCE($8::jsonb, '{}'::jsonb), $9::jsonb, $10::jsonb, $11)
        RETURNING ${keyColumns}`,
       [
         newId("key"),
@@ -178,6 +192,7 @@ export class IdentityStore {
         json(body.limits),
         json(body.budget),
         json(body.logging),
+        createdBy ?? null,
       ],
     );
     return { key: toApiKey(rows[0] as KeyRow), secret };
