@@ -8,6 +8,7 @@
  *   ingress's main and migrate share nearly everything, so this halves the bytes built and shipped).
  *   The workspace packages (@gw/*) are bundled in, as are almost all npm packages (see `external`),
  *   so the services' images need no node_modules and start without thousands of module lookups.
+ *   The one native add-on a service loads is copied beside its bundle instead (see `shipped`).
  * - platform node, target node20 (package.json's engines; the images run a newer Node, which is fine).
  * - Not minified: a bundle is parsed once at start, size hardly matters on a server, and readable
  *   code keeps heap snapshots and profiles legible. No keepNames either: it would add a call per
@@ -24,9 +25,9 @@
  *   what it reads.
  */
 import { execFileSync } from "node:child_process";
-import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync } from "node:fs";
+import { copyFileSync, cpSync, existsSync, mkdirSync, readFileSync, realpathSync, rmSync } from "node:fs";
 import { createRequire, isBuiltin } from "node:module";
-import { basename, dirname, join, relative } from "node:path";
+import { basename, dirname, join, relative, sep } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { build, type Metafile, type Plugin } from "esbuild";
 
@@ -37,7 +38,8 @@ export const serviceEntries = {
   tools: ["main"],
   jobs: ["main", "migrate"],
   usage: ["main", "migrate"],
-  // mesh: the five built services as processes (it spawns their dist/main.js when itself built).
+  console: ["main", "migrate"],
+  // mesh: the six built services as processes (it spawns their dist/main.js when itself built).
   embedded: ["main", "mesh"],
 } as const satisfies Record<string, readonly string[]>;
 export type BuiltService = keyof typeof serviceEntries;
@@ -49,14 +51,30 @@ export type BuiltService = keyof typeof serviceEntries;
  *   embedded gateway uses it, so it is a dependency of @gw/embedded itself (a bundle resolves its
  *   externals from its own package's node_modules), and `sideEffectFree` below lets the other
  *   bundles drop @gw/db's PGlite module, import included.
+ * - @node-rs/argon2 (the console's password hashes) is a native add-on: a small loader that requires
+ *   the prebuilt binary of the platform it runs on from a per-platform package
+ *   (@node-rs/argon2-linux-x64-gnu, …; the install fetched only this platform's). esbuild cannot
+ *   bundle a .node file, so the loader stays an import and the build copies it, with the binary
+ *   installed here, beside each bundle that imports it (`shipped` below): console's, and embedded's,
+ *   which holds the console too. The image needs nothing installed, but it must be built on the
+ *   platform it runs on (deploy/Dockerfile's build stage is: no --platform=$BUILDPLATFORM there).
  * - pg-native and @node-rs/xxhash are optional native add-ons that pg and @redis/client import only
  *   when asked (pg.native; client-side-cache digests), which the gateway never does; not installed.
  * pino stays bundled: the gateway writes through pino.destination and pino-pretty as a stream, never
  * through worker transports (which would need thread-stream's worker files on disk).
  */
-export const external = ["@electric-sql/pglite", "pg-native", "@node-rs/xxhash"] as const;
+export const external = ["@electric-sql/pglite", "@node-rs/argon2", "pg-native", "@node-rs/xxhash"] as const;
 /** Externals a bundle may import without having them installed (they are loaded only on demand). */
 const optionalExternals = new Set(["pg-native", "@node-rs/xxhash"]);
+/**
+ * Externals copied into dist/node_modules/ of every bundle that imports them, where its resolution
+ * looks first: the package as installed for the module importing it, and the packages it requires,
+ * its optional dependencies included when installed (a native add-on's binary for this platform).
+ * The build then loads each from there in a child process, so a missing binary fails the build, not
+ * the service's start. Exported for the tests.
+ */
+export const shipped = ["@node-rs/argon2"] as const;
+const shippedExternals = new Set<string>(shipped);
 
 /**
  * Workspace modules bundled although unused by most bundles, whose only side effect is importing an
@@ -75,8 +93,10 @@ type RuntimeFile = { beside: string } | { packageFile: string };
 /**
  * Every workspace file that finds something at run time relative to itself, and how its bundle
  * finds it (after bundling, import.meta.url is services/<name>/dist/<file>.js):
- * - services/{ingress,jobs}/src/service.ts: `../../<service>/migrations`, two levels up being
- *   services/ from src/ and from any service's dist/ alike (embedded's bundle holds both).
+ * - services/{ingress,jobs,usage,console}/src/service.ts: `../../<service>/migrations`, two levels up
+ *   being services/ from src/ and from any service's dist/ alike (embedded's bundle holds them all).
+ *   The console's also serves its web app from `../../console/web/dist` the same way: Vite's build
+ *   (`pnpm --filter @gw/console-web build`), which this build does not make.
  * - services/ingress/src/limits/redis-limiter.ts reads ./sliding-window.lua when loaded.
  * - services/ingress/src/docs/reference-page.ts serves Redoc's standalone bundle, resolved as a
  *   package file (embedded, which does not depend on redoc, gets it too this way).
@@ -88,6 +108,7 @@ const runtimeFiles: Record<string, readonly RuntimeFile[]> = {
   "services/ingress/src/service.ts": [],
   "services/jobs/src/service.ts": [],
   "services/usage/src/service.ts": [],
+  "services/console/src/service.ts": [],
   "services/ingress/src/limits/redis-limiter.ts": [{ beside: "sliding-window.lua" }],
   "services/ingress/src/budgets/redis-budget-store.ts": [{ beside: "budget.lua" }],
   "services/ingress/src/docs/reference-page.ts": [{ packageFile: "redoc/bundles/redoc.standalone.js" }],
@@ -148,17 +169,74 @@ async function buildService(root: string, service: BuiltService, info: string): 
   });
   for (const warning of result.warnings) process.stderr.write(`[build] ${service}: ${warning.text}\n`);
   copyRuntimeFiles(root, result.metafile, outdir);
+  copyShippedExternals(root, result.metafile, outdir);
   return Object.entries(result.metafile.outputs)
     .filter(([file]) => file.endsWith(".js"))
     .map(([file, output]) => {
       const externals = [...new Set(output.imports.filter((i) => i.external && !i.path.startsWith("node:") && !isBuiltin(i.path)).map((i) => i.path))].sort();
       for (const name of externals) {
-        if (!optionalExternals.has(name) && !existsSync(join(dir, "node_modules", name, "package.json"))) {
+        if (!optionalExternals.has(name) && !shippedExternals.has(name) && !existsSync(join(dir, "node_modules", name, "package.json"))) {
           throw new Error(`${file} imports ${name}, which is not a dependency of services/${service}/package.json: add it there, or bundle it`);
         }
       }
       return { service, file, bytes: output.bytes, externals };
     });
+}
+
+/** Copies the `shipped` externals the bundles import, with what they require, into dist/node_modules/, and loads each from there. */
+function copyShippedExternals(root: string, metafile: Metafile, outdir: string): void {
+  const copied = new Map<string, string>();
+  for (const [input, { imports }] of Object.entries(metafile.inputs)) {
+    for (const name of new Set(imports.filter((i) => i.external && shippedExternals.has(i.path)).map((i) => i.path))) {
+      copyPackage(name, join(root, input), join(outdir, "node_modules"), copied, input);
+    }
+  }
+  for (const name of shipped.filter((n) => copied.has(n))) {
+    const found = createRequire(join(outdir, "main.js")).resolve(name);
+    if (!found.startsWith(join(outdir, "node_modules", name) + sep)) throw new Error(`${name} resolves to ${found} from ${outdir}, not to its copy`);
+    try {
+      // Loaded as the bundle will load it, from dist/: a native add-on finds its platform's binary or throws.
+      execFileSync(process.execPath, ["--input-type=commonjs", "-e", `require(${JSON.stringify(name)})`], { cwd: outdir, stdio: ["ignore", "ignore", "pipe"] });
+    } catch (err) {
+      const stderr = String((err as { stderr?: Buffer }).stderr ?? "").trim();
+      throw new Error(
+        `${name}, copied to ${relative(root, outdir)}/node_modules, does not load there (${process.platform}-${process.arch}): ${stderr.split("\n").slice(-3).join(" ")}`,
+      );
+    }
+  }
+}
+
+/** Copies one package (resolved from `from`, a file) and, recursively, its dependencies and installed optional dependencies, flat into `into`. */
+function copyPackage(name: string, from: string, into: string, copied: Map<string, string>, importer: string, optional = false): void {
+  let manifest: string;
+  try {
+    manifest = createRequire(from).resolve(`${name}/package.json`);
+  } catch (err) {
+    if (optional) return; // another platform's binary, not installed here
+    throw new Error(
+      `${importer} needs ${name}, which does not resolve from ${relative(dirname(importer), from) || from}: ${(err as Error).message.split("\n")[0]}`,
+    );
+  }
+  const dir = realpathSync(dirname(manifest));
+  const earlier = copied.get(name);
+  if (earlier !== undefined) {
+    if (earlier !== dir) throw new Error(`two copies of ${name} would ship in one dist/ (${earlier} and ${dir})`);
+    return;
+  }
+  copied.set(name, dir);
+  // Its own dependencies are copied flat beside it, not from a nested node_modules; type declarations stay behind.
+  cpSync(dir, join(into, name), {
+    recursive: true,
+    dereference: true,
+    filter: (path) => !relative(dir, path).split(sep).includes("node_modules") && !/\.d\.[cm]?ts$/.test(path),
+  });
+  const pkg = JSON.parse(readFileSync(join(dir, "package.json"), "utf8")) as {
+    dependencies?: Record<string, string>;
+    optionalDependencies?: Record<string, string>;
+  };
+  const own = join(dir, "package.json");
+  for (const dep of Object.keys(pkg.dependencies ?? {})) copyPackage(dep, own, into, copied, importer);
+  for (const dep of Object.keys(pkg.optionalDependencies ?? {})) copyPackage(dep, own, into, copied, importer, true);
 }
 
 /** Marks the `sideEffectFree` modules (matched by their import's last segment first, so esbuild asks the plugin about little else). */

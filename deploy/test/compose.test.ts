@@ -6,6 +6,7 @@ import { join } from "node:path";
 import { loadGatewayConfig } from "@gw/config";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parse } from "yaml";
+import { loadConsoleEnv } from "../../services/console/src/config";
 import { loadInferenceEnv } from "../../services/inference/src/config";
 import { loadIngressEnv } from "../../services/ingress/src/config";
 import { loadJobsEnv } from "../../services/jobs/src/config";
@@ -27,9 +28,18 @@ interface ComposeService {
 }
 
 const compose = parse(readFileSync(join(deployDir, "docker-compose.yml"), "utf8")) as { services: Record<string, ComposeService> };
-const gatewayServices = { ingress: loadIngressEnv, inference: loadInferenceEnv, tools: loadToolsEnv, jobs: loadJobsEnv, usage: loadUsageEnv } as const;
+const gatewayServices = {
+  ingress: loadIngressEnv,
+  inference: loadInferenceEnv,
+  tools: loadToolsEnv,
+  jobs: loadJobsEnv,
+  usage: loadUsageEnv,
+  console: loadConsoleEnv,
+} as const;
+/** The services that talk over NATS: all but the console. */
+const natsServices = Object.keys(gatewayServices).filter((name) => name !== "console");
 /** The services with a schema of their own, each migrated once by its `<name>-migrate` container. */
-const migratingServices = ["ingress", "jobs", "usage"];
+const migratingServices = ["ingress", "jobs", "usage", "console"];
 const infra = ["postgres", "redis", "nats"];
 const svc = (name: string): ComposeService => {
   const s = compose.services[name];
@@ -61,6 +71,12 @@ describe("deploy/docker-compose.yml", () => {
 
   it.each(Object.keys(gatewayServices))("when %s starts, then its config.ts accepts the environment compose gives it", (name) => {
     const env = gatewayServices[name as keyof typeof gatewayServices](environment(name)) as Record<string, unknown>;
+    if (!natsServices.includes(name)) {
+      // No NATS, so neither its address nor its password.
+      expect((svc(name).environment ?? []).filter((e) => /NATS/.test(e))).toEqual([]);
+      expect(svc(name).depends_on?.nats).toBeUndefined();
+      return;
+    }
     // The services log in as the user the NATS container is started with.
     const url = new URL(String(env.NATS_URL));
     expect([url.hostname, url.port, url.username]).toEqual(["nats", "4222", "gateway"]);
@@ -72,7 +88,7 @@ describe("deploy/docker-compose.yml", () => {
     expect(command[command.indexOf("--user") + 1]).toBe("gateway");
     // biome-ignore lint/suspicious/noTemplateCurlyInString: compose interpolates it, not JavaScript.
     expect(command[command.indexOf("--pass") + 1]).toBe("${NATS_PASSWORD:?set it in deploy/.env (see compose.env.example)}");
-    for (const name of Object.keys(gatewayServices)) {
+    for (const name of natsServices) {
       // biome-ignore lint/suspicious/noTemplateCurlyInString: compose interpolates it, not JavaScript.
       expect(svc(name).environment, name).toContain("NATS_URL=nats://gateway:${NATS_PASSWORD:?set it in deploy/.env (see compose.env.example)}@nats:4222");
     }
@@ -90,12 +106,33 @@ describe("deploy/docker-compose.yml", () => {
 
   it("when ingress calls the other services, then its URLs name their compose services and ports", () => {
     const env = environment("ingress");
-    for (const name of ["inference", "tools", "jobs", "usage"]) {
+    for (const name of ["inference", "tools", "jobs", "usage", "console"]) {
       const url = new URL(env[`${name.toUpperCase()}_URL`] ?? "");
       expect(url.hostname).toBe(name);
       expect(url.port).toBe(environment(name)[`${name.toUpperCase()}_PORT`]);
       expect(svc("ingress").depends_on?.[name]).toEqual({ condition: "service_healthy" });
     }
+    // Each through its config.ts as well: the console's port is the one CONSOLE_URL names.
+    expect(new URL(loadIngressEnv(env).CONSOLE_URL).port).toBe(String(loadConsoleEnv(environment("console")).CONSOLE_PORT));
+  });
+
+  it("when the console calls ingress's admin API, then INGRESS_ADMIN_URL names ingress's compose service and admin port, and nothing makes the console wait for ingress", () => {
+    const url = new URL(loadConsoleEnv(environment("console")).INGRESS_ADMIN_URL);
+    expect(url.hostname).toBe("ingress");
+    expect(url.port).toBe(String(loadIngressEnv(environment("ingress")).ADMIN_PORT));
+    // ingress waits for the console to be healthy; the console calls ingress only when asked, so it
+    // must not wait for ingress in turn (that would be a cycle).
+    expect(svc("console").depends_on?.ingress).toBeUndefined();
+  });
+
+  it("when the console hands out links, then they start with the address compose publishes ingress's public port on, unless deploy/.env says otherwise", () => {
+    const url = new URL(loadConsoleEnv(environment("console")).GATEWAY_PUBLIC_URL ?? "");
+    const published = (svc("ingress").ports ?? []).find((p) => p.endsWith(`:${environment("ingress").PORT}`));
+    expect(published?.split(":")[0]).toBe(url.port);
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: compose interpolates it, not JavaScript.
+    expect(svc("console").environment).toContain("GATEWAY_PUBLIC_URL=${GATEWAY_PUBLIC_URL:-http://127.0.0.1:8080}");
+    // Single sign-on is passed on only when set, all three by their bare names.
+    for (const name of ["GATEWAY_OIDC_ISSUER", "GATEWAY_OIDC_CLIENT_ID", "GATEWAY_OIDC_CLIENT_SECRET"]) expect(svc("console").environment).toContain(name);
   });
 
   it("when the mesh comes up, then migrations run first, once, from the service's own image", () => {
@@ -133,6 +170,22 @@ describe("deploy/docker-compose.yml", () => {
     }
   });
 
+  it("when compose reads a variable from deploy/.env, then compose.env.example lists it (set or commented out)", () => {
+    const example = readFileSync(join(deployDir, "compose.env.example"), "utf8");
+    const listed = new Set([...example.matchAll(/^#?\s*([A-Z][A-Z0-9_]*)=/gm)].map((m) => m[1]));
+    const read = new Set<string>();
+    for (const s of Object.values(compose.services)) {
+      // A list of NAME=value entries (a bare NAME passes on deploy/.env's), or a map (the infrastructure's).
+      const environment: string[] = Array.isArray(s.environment) ? s.environment : Object.values((s.environment ?? {}) as Record<string, string>);
+      for (const entry of [...environment, ...(s.command ?? [])]) {
+        for (const m of entry.matchAll(/\$\{(\w+)(?::[-?][^}]*)?\}/g)) read.add(m[1] ?? "");
+      }
+      for (const entry of Array.isArray(s.environment) ? s.environment : []) if (/^[A-Z][A-Z0-9_]*$/.test(entry)) read.add(entry);
+    }
+    expect([...read]).toEqual(expect.arrayContaining(["GATEWAY_INTERNAL_SECRET", "NATS_PASSWORD", "POSTGRES_PASSWORD", "GATEWAY_OIDC_CLIENT_SECRET"]));
+    expect([...read].filter((name) => !listed.has(name)).sort()).toEqual([]);
+  });
+
   it("when a provider is configured, then its credential variable reaches the service that calls it and no other", () => {
     const config = loadGatewayConfig(join(repoDir, "gateway.config.yaml"));
     const passed = (name: string) => (svc(name).environment ?? []).filter((e) => /_API_KEY$/.test(e));
@@ -147,6 +200,7 @@ describe("deploy/docker-compose.yml", () => {
     expect(passed("ingress")).toEqual([]);
     expect(passed("jobs")).toEqual([]);
     expect(passed("usage")).toEqual([]);
+    expect(passed("console")).toEqual([]);
   });
 });
 

@@ -1,13 +1,25 @@
 import { existsSync, readFileSync } from "node:fs";
-import { join } from "node:path";
+import { join, relative } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
-import { serviceEntries } from "../../scripts/build";
+import { serviceEntries, shipped } from "../../scripts/build";
+import { consoleMigrations, consoleWebDist } from "../../services/console/src/service";
 import { chain, dockerfile, dockerfileSource as source, execForm, imageCommand, imageCopies, keyword, stage, stages } from "./dockerfile-image";
 import { deployDir, kustomize, repoDir } from "./kustomize";
 import { mainContainer, Manifests } from "./manifests";
 
-const services = { ingress: ["PORT", "ADMIN_PORT"], inference: ["INFERENCE_PORT"], tools: ["TOOLS_PORT"], jobs: ["JOBS_PORT"], usage: ["USAGE_PORT"] } as const;
+const services = {
+  ingress: ["PORT", "ADMIN_PORT"],
+  inference: ["INFERENCE_PORT"],
+  tools: ["TOOLS_PORT"],
+  jobs: ["JOBS_PORT"],
+  usage: ["USAGE_PORT"],
+  console: ["CONSOLE_PORT"],
+} as const;
 type Service = keyof typeof services;
+/** What an image holds from the build stage besides its bundle, migrations and package.json: the console's web app (Vite's build). */
+const alsoBuilt: Partial<Record<Service, string[]>> = { console: ["/src/services/console/web/dist"] };
+/** The build stage's command that makes the console's web app (services/console/web/dist). */
+const WEB_BUILD = "pnpm --filter @gw/console-web build";
 
 const envOf = (name: string): Record<string, string> =>
   Object.fromEntries(
@@ -75,11 +87,13 @@ describe("deploy/Dockerfile", () => {
       const copies = imageCopies(name);
       // The service's own files come from the build stage, which ran `pnpm build`…
       const built = copies.filter((c) => c.from === "build").flatMap((c) => c.sources);
+      const extra = alsoBuilt[name as Service] ?? [];
       expect(built).toEqual(
         expect.arrayContaining([
           `/src/services/${name}/package.json`,
           `/src/services/${name}/dist`,
           ...(existsSync(join(repoDir, `services/${name}/migrations`)) ? [`/src/services/${name}/migrations`] : []),
+          ...extra,
         ]),
       );
       const allowed = new Set([
@@ -88,6 +102,7 @@ describe("deploy/Dockerfile", () => {
         `/src/services/${name}/package.json`,
         `/src/services/${name}/dist`,
         `/src/services/${name}/migrations`,
+        ...extra,
       ]);
       expect(
         built.filter((path) => !allowed.has(path)),
@@ -106,6 +121,27 @@ describe("deploy/Dockerfile", () => {
     },
   );
 
+  it("when the console target is built, then its migrations and web app sit where the bundle looks for them, and its password add-on in its dist/", () => {
+    // The bundle at /app/services/console/dist/ resolves them as the sources do from src/ (two levels up, then console/…).
+    const dest = (source: string) =>
+      imageCopies("console")
+        .find((c) => c.from === "build" && c.sources.includes(source))
+        ?.dest.replace(/\/$/, "");
+    expect(dest("/src/services/console/web/dist")).toBe(`/app/${relative(repoDir, consoleWebDist)}`);
+    expect(dest("/src/services/console/migrations")).toBe(`/app/${relative(repoDir, consoleMigrations)}`);
+    expect(dest("/src/services/console/dist")).toBe("/app/services/console/dist");
+    // The native add-on (scripts/build.ts copies it, with this platform's binary, into dist/node_modules/)
+    // comes with dist/, so the build stage must run on the image's platform: no --platform on its FROMs.
+    expect(shipped).toContain("@node-rs/argon2");
+    for (const s of chain("build")) {
+      const from = dockerfile.getFROMs().find((f) => f.getBuildStage() === s.name);
+      expect(from?.getPlatformFlag(), `FROM … AS ${s.name}`).toBeNull();
+    }
+    const web = JSON.parse(readFileSync(join(repoDir, "services/console/web/package.json"), "utf8")) as { name?: string; scripts?: Record<string, string> };
+    expect(`pnpm --filter ${web.name} build`).toBe(WEB_BUILD);
+    expect(web.scripts?.build).toMatch(/^vite build\b/);
+  });
+
   it("when pnpm build makes a service, then the Dockerfile has an image target for it (embedded, the one-process launcher, ships none)", () => {
     expect(
       Object.keys(serviceEntries)
@@ -119,7 +155,7 @@ describe("deploy/Dockerfile", () => {
       ).toBe(true);
   });
 
-  it("when the build stage runs, then it installs the workspace frozen to the lockfile and runs pnpm build", () => {
+  it("when the build stage runs, then it installs the workspace frozen to the lockfile, builds the console's web app and runs pnpm build", () => {
     const runs = chain("build")
       .flatMap((s) => keyword(s, "RUN"))
       .map((r) => r.getArgumentsContent() ?? "");
@@ -128,6 +164,12 @@ describe("deploy/Dockerfile", () => {
     expect(install[0]).toMatch(/--frozen-lockfile\b/);
     expect(install[0]).toMatch(/--offline\b/);
     expect(install[0]).toMatch(/&& pnpm build\s*$/);
+    // …after the console's web app, which its image copies from services/console/web/dist.
+    const steps = (install[0] ?? "")
+      .replace(/\\\n/g, " ")
+      .split("&&")
+      .map((step) => step.trim().replace(/\s+/g, " "));
+    expect(steps.slice(-2)).toEqual([WEB_BUILD, "pnpm build"]);
     expect(runs.filter((r) => /\b(npm (ci|install)|yarn)\b/.test(r))).toEqual([]);
     const pkg = JSON.parse(readFileSync(join(repoDir, "package.json"), "utf8")) as { scripts?: Record<string, string> };
     expect(pkg.scripts?.build).toBe("tsx scripts/build.ts");

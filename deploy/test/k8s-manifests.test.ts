@@ -8,14 +8,28 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { consumerNameOf, streamKindOf, streamNameOf } from "../../packages/bus/src/nats-setup";
 import { unknownFields, validateObject } from "./k8s-models";
 import { deployDir, kustomize, repoDir } from "./kustomize";
-import { allContainers, egressAllows, ingressAllows, isOutsidePeer, mainContainer, Manifests, matches, podLabels, quantity, resolvePort } from "./manifests";
+import {
+  allContainers,
+  egressAllows,
+  egressIpBlocks,
+  ingressAllows,
+  isOutsidePeer,
+  mainContainer,
+  Manifests,
+  matches,
+  podLabels,
+  quantity,
+  resolvePort,
+} from "./manifests";
 
 const overlays = { dev: "ai-gateway-dev", prod: "ai-gateway" } as const;
-const services = ["ingress", "inference", "tools", "jobs", "usage"] as const;
+const services = ["ingress", "inference", "tools", "jobs", "usage", "console"] as const;
 /** The services only ingress calls, at the URL its <NAME>_URL variable holds. */
-const internalServices = ["inference", "tools", "jobs", "usage"] as const;
+const internalServices = ["inference", "tools", "jobs", "usage", "console"] as const;
 /** The services with a schema of their own, migrated by an init container before they serve. */
-const migratingServices = ["ingress", "jobs", "usage"] as const;
+const migratingServices = ["ingress", "jobs", "usage", "console"] as const;
+/** What the internet egress rules leave closed: the private ranges and the cloud metadata address. */
+const PRIVATE_RANGES = ["10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "169.254.0.0/16", "100.64.0.0/10"];
 /** Each JetStream consumer KEDA scales a service on (prod): the service's durable and its subject. */
 const backlogConsumers = [
   { name: "inference", durable: "inference", subject: "jobs.work.inference" },
@@ -232,7 +246,7 @@ describe.each(Object.entries(overlays))("the %s overlay", (overlay, namespace) =
     }
   });
 
-  it("when a service needs Postgres, Redis, NATS or DNS, then its egress policy lets it reach them", () => {
+  it("when a service needs Postgres, Redis, NATS or DNS, then its egress policy lets it reach them, and only those it needs", () => {
     const natsPort = Number(new URL(m.configMap("gw-env").data?.NATS_URL ?? "").port || 4222);
     for (const d of m.deployments) {
       const labels = podLabels(d);
@@ -242,10 +256,52 @@ describe.each(Object.entries(overlays))("the %s overlay", (overlay, namespace) =
           (p.spec?.egress ?? []).some((r) => r.ports?.some((x) => x.port === 53 && x.protocol === "UDP")),
       );
       expect(dns, `${d.metadata?.name} → DNS`).toBe(true);
-      const names = new Set(allContainers(d).flatMap((c) => (c.env ?? []).map((e) => e.name)));
-      const needs = [natsPort, ...(names.has("DATABASE_URL") ? [5432] : []), ...(names.has("REDIS_URL") ? [6379] : [])];
-      for (const port of needs) expect(egressAllows(m.networkPolicies, labels, port), `${d.metadata?.name} → :${port}`).toBe(true);
+      // The variables its containers get, those of the ConfigMaps they take whole included (gw-env: NATS_URL).
+      const names = new Set(
+        allContainers(d).flatMap((c) => [
+          ...(c.env ?? []).map((e) => e.name),
+          ...(c.envFrom ?? []).flatMap((f) => (f.configMapRef ? Object.keys(m.configMap(f.configMapRef.name ?? "").data ?? {}) : [])),
+        ]),
+      );
+      const wanted = { [natsPort]: names.has("NATS_URL"), 5432: names.has("DATABASE_URL"), 6379: names.has("REDIS_URL") };
+      for (const [port, needed] of Object.entries(wanted)) {
+        // A service not given an address may not reach the port either (the console: no NATS, no Redis).
+        expect(egressAllows(m.networkPolicies, labels, Number(port)), `${d.metadata?.name} → :${port}`).toBe(needed);
+      }
     }
+    expect(egressAllows(m.networkPolicies, podLabels(m.deployment("gw-console")), natsPort)).toBe(false);
+  });
+
+  it("when the console calls ingress's admin API at INGRESS_ADMIN_URL, then the Service's admin port, the container port and both policies let it through, and no other service", () => {
+    const ingress = m.deployment("gw-ingress");
+    const console_ = m.deployment("gw-console");
+    const url = new URL(mainContainer(console_).env?.find((e) => e.name === "INGRESS_ADMIN_URL")?.value ?? "");
+    const svc = m.services.find((s) => s.metadata?.name === url.hostname);
+    expect(svc && m.servicesFor(ingress)).toContain(svc);
+    const svcPort = svc?.spec?.ports?.find((p) => p.port === Number(url.port));
+    expect(svcPort?.name).toBe("admin");
+    const port = resolvePort(mainContainer(ingress), svcPort?.targetPort ?? svcPort?.port);
+    expect(port).toBe(resolvePort(mainContainer(ingress), "admin"));
+    expect(egressAllows(m.networkPolicies, podLabels(console_), port!, podLabels(ingress)), "console → ingress admin").toBe(true);
+    expect(ingressAllows(m.networkPolicies, podLabels(ingress), podLabels(console_), port!), "ingress admin ← console").toBe(true);
+    // The admin port takes no other caller of the namespace; the console reaches no other port of ingress.
+    for (const caller of m.deployments.filter((d) => d !== console_)) {
+      expect(ingressAllows(m.networkPolicies, podLabels(ingress), podLabels(caller), port!), `ingress admin ← ${caller.metadata?.name}`).toBe(false);
+    }
+    expect(egressAllows(m.networkPolicies, podLabels(console_), resolvePort(mainContainer(ingress), "http")!, podLabels(ingress))).toBe(false);
+  });
+
+  it("when the console runs, then it may reach Postgres, ingress's admin port and the internet over HTTPS (single sign-on), and nothing else", () => {
+    const console_ = podLabels(m.deployment("gw-console"));
+    for (const name of services.filter((n) => n !== "console" && n !== "ingress")) {
+      const target = m.deployment(`gw-${name}`);
+      expect(egressAllows(m.networkPolicies, console_, resolvePort(mainContainer(target), "http")!, podLabels(target)), `gw-console → gw-${name}`).toBe(false);
+    }
+    for (const port of [80, 6379, 4222]) expect(egressAllows(m.networkPolicies, console_, port), `gw-console → :${port}`).toBe(false);
+    // The OIDC issuer: anywhere on the internet, on 443 only, never the private ranges or the metadata address.
+    expect(egressIpBlocks(m.networkPolicies, console_, 443)).toEqual([{ cidr: "0.0.0.0/0", except: PRIVATE_RANGES }]);
+    expect(egressIpBlocks(m.networkPolicies, console_, 80)).toEqual([]);
+    expect(egressIpBlocks(m.networkPolicies, console_, 5432)).toEqual([]);
   });
 
   it(
@@ -260,25 +316,32 @@ describe.each(Object.entries(overlays))("the %s overlay", (overlay, namespace) =
     }),
   );
 
-  it("when the public host is routed, then only /v1 goes to ingress's public port, unbuffered and with a long read timeout", () => {
+  it("when the public host is routed, then only /v1 and /console go, both to ingress's public port, unbuffered and with a long read timeout", () => {
     const routes = m.ofKind<IIngress>("Ingress");
     expect(routes).toHaveLength(1);
     const route = routes[0]!;
     const a = route.metadata?.annotations ?? {};
     expect(a["nginx.ingress.kubernetes.io/proxy-buffering"]).toBe("off");
     expect(Number(a["nginx.ingress.kubernetes.io/proxy-read-timeout"])).toBeGreaterThanOrEqual(3600);
+    expect(route.spec?.rules).toHaveLength(1);
     const paths = route.spec?.rules?.flatMap((r) => r.http?.paths ?? []) ?? [];
-    expect(paths.map((p) => p.path)).toEqual(["/v1"]);
-    const backend = paths[0]?.backend.service;
-    expect(backend?.name).toBe("gw-ingress");
-    const svcPort = m.services
-      .find((s) => s.metadata?.name === "gw-ingress")
-      ?.spec?.ports?.find((p) => p.name === backend?.port?.name || p.port === backend?.port?.number);
-    expect(resolvePort(mainContainer(m.deployment("gw-ingress")), svcPort?.targetPort)).toBe(8080);
+    // The console is reached through ingress (which passes /console/* on), never at its own Service.
+    expect(paths.map((p) => [p.path, p.pathType])).toEqual([
+      ["/v1", "Prefix"],
+      ["/console", "Prefix"],
+    ]);
+    for (const path of paths) {
+      const backend = path.backend.service;
+      expect(backend?.name, path.path).toBe("gw-ingress");
+      const svcPort = m.services
+        .find((s) => s.metadata?.name === "gw-ingress")
+        ?.spec?.ports?.find((p) => p.name === backend?.port?.name || p.port === backend?.port?.number);
+      expect(resolvePort(mainContainer(m.deployment("gw-ingress")), svcPort?.targetPort)).toBe(8080);
+    }
     if (overlay === "prod") expect(route.spec?.tls?.[0]?.hosts).toEqual(route.spec?.rules?.map((r) => r.host));
   });
 
-  it("when ingress, jobs or usage starts, then an init container first runs that service's migrations from the same image", () => {
+  it("when ingress, jobs, usage or console starts, then an init container first runs that service's migrations from the same image", () => {
     for (const name of migratingServices) {
       const d = m.deployment(`gw-${name}`);
       const init = d.spec?.template.spec?.initContainers ?? [];

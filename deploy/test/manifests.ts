@@ -120,3 +120,12 @@ export function egressAllows(policies: INetworkPolicy[], from: Record<string, st
     ),
   );
 }
+
+/** The networks outside the cluster a pod may open TCP to on `port`: the ipBlocks of its egress rules (with their exceptions). */
+export function egressIpBlocks(policies: INetworkPolicy[], from: Record<string, string>, port: number): { cidr: string; except: string[] }[] {
+  return policiesSelecting(policies, from, "Egress").flatMap((p) =>
+    (p.spec?.egress ?? [])
+      .filter((rule) => portAllowed(rule.ports, port))
+      .flatMap((rule) => (rule.to ?? []).flatMap((peer) => (peer.ipBlock ? [{ cidr: peer.ipBlock.cidr, except: peer.ipBlock.except ?? [] }] : []))),
+  );
+}

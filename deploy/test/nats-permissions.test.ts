@@ -168,6 +168,21 @@ describe.each(["dev", "prod"])("the %s overlay's NATS credentials", (overlay) =>
     expect(volume?.secret?.optional).not.toBe(true);
   });
 
+  it("when a Deployment is not one of the NATS users (the console), then it gets no NATS address, credentials or Secret, and its code no bus", () => {
+    const others = m.deployments.filter((d) => !services.some((name) => d.metadata?.name === `gw-${name}`));
+    expect(others.map((d) => d.metadata?.name)).toEqual(["gw-console"]);
+    for (const d of others) {
+      for (const c of [...(d.spec?.template.spec?.initContainers ?? []), ...(d.spec?.template.spec?.containers ?? [])]) {
+        expect((c.env ?? []).map((e) => e.name).filter((n) => n.startsWith("NATS_"))).toEqual([]);
+        // gw-env carries NATS_URL: taken whole, it would hand the address over.
+        expect((c.envFrom ?? []).map((f) => f.configMapRef?.name)).not.toContain("gw-env");
+      }
+      expect((d.spec?.template.spec?.volumes ?? []).filter((v) => v.secret?.secretName?.startsWith("gw-nats-"))).toEqual([]);
+    }
+    const code = sources(join(repoDir, "services", "console", "src"));
+    expect(code).not.toMatch(/from "@gw\/bus"|from "nats"/);
+  });
+
   it("when the shared settings are read, then NATS_URL carries no credentials and NATS_NAMESPACE is the one the permissions name", () => {
     const env = m.configMap("gw-env").data ?? {};
     expect(env.NATS_URL).toMatch(/^nats:\/\/[^@]+$/);

@@ -1,5 +1,5 @@
-import { spawn } from "node:child_process";
-import { mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { execFileSync, spawn } from "node:child_process";
+import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import OpenAI from "openai";
@@ -8,16 +8,18 @@ import { repoRoot } from "@gw/config";
 import { assertOpenAI, createTestDatabase, freePort, startOpenAIUpstream, type UpstreamEmulator } from "@gw/testkit";
 import { imageCommand, layOutImage } from "../../deploy/test/dockerfile-image";
 import { buildServices, type BuiltFile } from "../../scripts/build";
+import { signInOperator } from "./console-client";
 import { adminClient, eventually, startTestMesh, type RunningMesh } from "./harness";
 
 /**
  * What `pnpm build` makes, run as the images run it: `node --enable-source-maps
- * services/<name>/dist/<entry>.js`, with no tsx and no TypeScript loader anywhere. The four services
- * run from the files their images hold, laid out from deploy/Dockerfile's COPY lines (no node_modules,
- * no sources); the embedded default, which has no image, from the checkout.
+ * services/<name>/dist/<entry>.js`, with no tsx and no TypeScript loader anywhere. The five services
+ * run from the files their images hold, laid out from deploy/Dockerfile's COPY lines (no node_modules
+ * but the console's password add-on in its dist/, no sources), in a folder with no node_modules
+ * above it; the embedded default, which has no image, from the checkout.
  */
 const root = repoRoot();
-const meshImages = ["ingress", "inference", "tools", "jobs"] as const;
+const meshImages = ["ingress", "inference", "tools", "jobs", "console"] as const;
 let app: string;
 const dist = (service: string, entry = "main", at = root) => join(at, "services", service, "dist", `${entry}.js`);
 const UPSTREAM_KEY = "sk-built-upstream";
@@ -52,6 +54,8 @@ let built: BuiltFile[];
 let upstream: UpstreamEmulator;
 
 beforeAll(async () => {
+  // As deploy/Dockerfile's build stage: the console's web app (which its image holds), then the bundles.
+  execFileSync("pnpm", ["--filter", "@gw/console-web", "build"], { cwd: root, stdio: ["ignore", "pipe", "pipe"] });
   built = await buildServices();
   app = mkdtempSync(join(tmpdir(), "gw-images-"));
   for (const name of meshImages) layOutImage(name, app);
@@ -70,38 +74,68 @@ const filesUnder = (dir: string): string[] =>
     .map((e) => join(e.parentPath, e.name).slice(dir.length + 1));
 
 describe("pnpm build", () => {
-  it("when the services are built, then every entry point is an ESM bundle with a source map, leaving to node_modules only PGlite, for embedded", () => {
+  it("when the services are built, then every entry point is an ESM bundle with a source map, leaving as imports only PGlite and the password add-on", () => {
     const files = built.map((f) => f.file);
     for (const [service, entries] of Object.entries({
       ingress: ["main", "migrate"],
       inference: ["main"],
       tools: ["main"],
       jobs: ["main", "migrate"],
+      usage: ["main", "migrate"],
+      console: ["main", "migrate"],
       embedded: ["main", "mesh"],
     })) {
-      for (const entry of entries) expect(files).toContain(`services/${service}/dist/${entry}.js`);
+      for (const entry of entries) {
+        expect(files).toContain(`services/${service}/dist/${entry}.js`);
+        expect(existsSync(join(root, "services", service, "dist", `${entry}.js.map`)), `${service} ${entry}.js.map`).toBe(true);
+      }
     }
-    // Only PGlite (its WASM and data files sit beside its modules) is left to node_modules, and only
-    // embedded runs it; the optional native add-ons are imported only on demand, never installed.
+    // PGlite (its WASM and data files sit beside its modules) is left to node_modules, and only
+    // embedded runs it; the console's password hashing (a native add-on) is left as an import the
+    // build satisfies beside the bundle; the optional native add-ons are imported only on demand, never installed.
     const needed = (service: string) =>
-      [...new Set(built.filter((f) => f.service === service).flatMap((f) => f.externals))].filter((name) => !["pg-native", "@node-rs/xxhash"].includes(name));
-    for (const service of ["ingress", "inference", "tools", "jobs"]) expect(needed(service), service).toEqual([]);
-    expect(needed("embedded")).toEqual(["@electric-sql/pglite"]);
+      [...new Set(built.filter((f) => f.service === service).flatMap((f) => f.externals))]
+        .filter((name) => !["pg-native", "@node-rs/xxhash"].includes(name))
+        .sort();
+    for (const service of ["ingress", "inference", "tools", "jobs", "usage"]) expect(needed(service), service).toEqual([]);
+    expect(needed("console")).toEqual(["@node-rs/argon2"]);
+    expect(needed("embedded")).toEqual(["@electric-sql/pglite", "@node-rs/argon2"]);
+    // …copied, with the binary of this platform, into the dist/ of both bundles that import it.
+    for (const service of ["console", "embedded"]) {
+      const addOns = readdirSync(join(root, "services", service, "dist", "node_modules", "@node-rs")).sort();
+      expect(addOns, service).toEqual(["argon2", expect.stringMatching(new RegExp(`^argon2-${process.platform}-${process.arch}\\b`))]);
+    }
   });
 
   it("when the images' files are laid out as the Dockerfile copies them, then they hold bundles, source maps and migrations, and no TypeScript or installed packages", () => {
     const files = filesUnder(app);
     for (const name of meshImages) expect(files).toContain(`services/${name}/dist/main.js`);
-    expect(files).toEqual(expect.arrayContaining(["services/ingress/dist/main.js.map", "services/jobs/migrations/0001_jobs.sql"]));
+    expect(files).toEqual(
+      expect.arrayContaining([
+        "services/ingress/dist/main.js.map",
+        "services/jobs/migrations/0001_jobs.sql",
+        "services/console/migrations/0001_console.sql",
+        // The console's web app, where its bundle looks for it.
+        "services/console/web/dist/index.html",
+      ]),
+    );
     expect(files.filter((f) => f.endsWith(".ts"))).toEqual([]);
-    // The one package file: the reference page's renderer, copied where the bundle resolves it.
-    expect(files.filter((f) => f.includes("node_modules/"))).toEqual(["services/ingress/dist/node_modules/redoc/bundles/redoc.standalone.js"]);
+    // Packages: the reference page's renderer, one file copied where the bundle resolves it, and the
+    // console's password add-on with this platform's binary, beside its bundle; nothing else.
+    const packages = files.filter((f) => f.includes("node_modules/"));
+    expect(packages.filter((f) => !f.startsWith("services/console/dist/node_modules/@node-rs/argon2"))).toEqual([
+      "services/ingress/dist/node_modules/redoc/bundles/redoc.standalone.js",
+    ]);
+    expect(packages).toEqual(expect.arrayContaining(["services/console/dist/node_modules/@node-rs/argon2/index.js"]));
+    expect(packages.some((f) => /^services\/console\/dist\/node_modules\/@node-rs\/argon2-[\w-]+\/argon2\.[\w-]+\.node$/.test(f))).toBe(true);
+    // Nothing above the laid-out files could supply a package the images lack.
+    expect(existsSync(join(app, "node_modules"))).toBe(false);
   });
 
   it("when the images' migration entries run against a fresh database, then they apply their schemas and exit 0", async () => {
     const db = await createTestDatabase();
     try {
-      for (const service of ["ingress", "jobs"]) {
+      for (const service of ["ingress", "jobs", "console"]) {
         const run = await runBuilt(dist(service, "migrate", app), { DATABASE_URL: db.url, LOG_LEVEL: "info" });
         expect(run.code, run.output).toBe(0);
         expect(run.output).toContain(`"schema":"${service}"`);
@@ -125,7 +159,7 @@ describe("pnpm build", () => {
   });
 });
 
-describe("when the four services run from their images' files", () => {
+describe("when the five services run from their images' files", () => {
   let gw: RunningMesh | undefined;
 
   afterAll(async () => {
@@ -145,6 +179,22 @@ describe("when the four services run from their images' files", () => {
     assertOpenAI("CreateChatCompletionResponse", completion);
     expect(completion.model).toBe("chat-built");
     expect(upstream.requests.at(-1)?.headers.authorization).toBe(`Bearer ${UPSTREAM_KEY}`);
+  });
+
+  it("then the console, reached through ingress, serves its web app and hashes and checks passwords with the add-on its image holds", async () => {
+    expect(gw, "the mesh above started").toBeDefined();
+    const origin = `http://127.0.0.1:${gw!.ports.public}`;
+    const page = await fetch(`${origin}/console/`);
+    expect(page.status).toBe(200);
+    expect(page.headers.get("content-type")).toMatch(/^text\/html/);
+    // The admin API's POST /admin/users goes to the console, whose link sets a password (a hash)…
+    const password = "built-console-password";
+    const browser = await signInOperator(origin, gw!.adminURL, gw!.adminToken, "operator@built.example", password);
+    expect(browser.session?.user.operator).toBe(true);
+    expect((await browser.call("POST", "/sign-out")).status).toBe(204);
+    // …and signing in with it checks one.
+    expect((await browser.call("POST", "/sign-in", { email: "operator@built.example", password: "not the password" })).status).toBe(401);
+    expect((await browser.call("POST", "/sign-in", { email: "operator@built.example", password })).status).toBe(200);
   });
 });
 

@@ -51,6 +51,7 @@ export async function startTestMesh(
     tools: await freePort(),
     jobs: await freePort(),
     usage: await freePort(),
+    console: await freePort(),
   };
   const adminToken = `admin_${randomBytes(16).toString("hex")}`;
   const internalSecret = randomBytes(32).toString("hex");

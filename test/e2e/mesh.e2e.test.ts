@@ -54,7 +54,7 @@ afterAll(async () => {
   const codes = await gw?.stop();
   await upstream?.close();
   // SIGTERM is a clean exit for every service.
-  if (codes) expect(codes).toEqual({ inference: 0, tools: 0, jobs: 0, usage: 0, ingress: 0 });
+  if (codes) expect(codes).toEqual({ inference: 0, tools: 0, jobs: 0, usage: 0, console: 0, ingress: 0 });
 });
 
 describe("when the openai client lists models through the mesh", () => {

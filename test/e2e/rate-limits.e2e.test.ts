@@ -45,7 +45,7 @@ afterAll(async () => {
   const codes = await gw?.stop();
   await upstream?.close();
   await redis?.close();
-  if (codes) expect({ ...codes, second: code }).toEqual({ inference: 0, tools: 0, jobs: 0, usage: 0, ingress: 0, second: 0 });
+  if (codes) expect({ ...codes, second: code }).toEqual({ inference: 0, tools: 0, jobs: 0, usage: 0, console: 0, ingress: 0, second: 0 });
 });
 
 async function workspaceKey(body: Record<string, unknown>): Promise<{ workspaceId: string; keyId: string; key: string }> {

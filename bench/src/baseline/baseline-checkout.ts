@@ -46,9 +46,9 @@ export const installRecipe = "git worktree add --detach DIR <commit> && (cd DIR 
 export function readBaselineCheckout(raw: string, git: GitRunner = runGit): BaselineCheckout {
   const dir = resolve(raw);
   if (!existsSync(dir) || !statSync(dir).isDirectory()) throw new Error(`--baseline: ${dir} is not a directory (make one: ${installRecipe})`);
-  // The usage service came later: a checkout from before it runs without it.
+  // The usage and console services came later: a checkout from before them runs without them.
   const missing = meshServices
-    .filter((name) => name !== "usage")
+    .filter((name) => name !== "usage" && name !== "console")
     .map((name) => join("services", name, "src", "main.ts"))
     .filter((file) => !existsSync(join(dir, file)));
   if (!existsSync(join(dir, "pnpm-workspace.yaml")) || missing.length > 0) {

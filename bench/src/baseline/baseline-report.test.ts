@@ -36,8 +36,8 @@ describe("compareWithBaseline", () => {
   it("when CPU was read for both meshes, then each mesh's services count only while its own path ran", () => {
     const c = compareWithBaseline(latency, cpu);
     expect(c.servicesCpuMicrosPerRequest).toEqual({
-      gateway: { inference: 150, tools: 1, jobs: 2, usage: 12, ingress: 300, total: 465 },
-      baseline: { inference: 140, tools: 1, jobs: 2, usage: 0, ingress: 290, total: 433 },
+      gateway: { inference: 150, tools: 1, jobs: 2, usage: 12, console: 0, ingress: 300, total: 465 },
+      baseline: { inference: 140, tools: 1, jobs: 2, usage: 0, console: 0, ingress: 290, total: 433 },
       gatewayMinusBaseline: 32,
     });
     expect(c.cpuMicrosPerRequest).toBe(cpu);
@@ -58,12 +58,12 @@ describe("baselineTables", () => {
 
   it("when rendered, then CPU shows each path's own mesh under the same service columns, and the difference", () => {
     const [, table] = baselineTables(compareWithBaseline(latency, cpu), "t", { ...checkout, dirty: true });
-    expect(table?.columns).toEqual(["path", "bench", "upstream", "inference", "tools", "jobs", "usage", "ingress", "services"]);
+    expect(table?.columns).toEqual(["path", "bench", "upstream", "inference", "tools", "jobs", "usage", "console", "ingress", "services"]);
     expect(table?.rows).toEqual([
-      ["direct", 40, 30, 1, 0, 0, 0, 2, 3],
-      ["gateway", 41, 31, 150, 1, 2, 12, 300, 465],
-      ["baseline", 40, 30, 140, 1, 2, 0, 290, 433],
-      ["gateway − baseline", "+1", "+1", "+10", "+0", "+0", "+12", "+10", "+32"],
+      ["direct", 40, 30, 1, 0, 0, 0, 0, 2, 3],
+      ["gateway", 41, 31, 150, 1, 2, 12, 0, 300, 465],
+      ["baseline", 40, 30, 140, 1, 2, 0, 0, 290, 433],
+      ["gateway − baseline", "+1", "+1", "+10", "+0", "+0", "+12", "+0", "+10", "+32"],
     ]);
     const [latencyTable] = baselineTables(compareWithBaseline(latency, cpu), "t", { ...checkout, dirty: true });
     expect(latencyTable?.title).toBe("t; baseline = abc1234 with uncommitted changes (ms)");

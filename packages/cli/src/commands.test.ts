@@ -245,3 +245,19 @@ describe("parseCommand: budgets and time zones", () => {
     expect(usageError(args(line)).message).toMatch(message);
   });
 });
+
+describe("parseCommand: user create", () => {
+  it("when user create has --email and --operator, then it POSTs them to /admin/users", () => {
+    expect(parseCommand(args("user create --email ops@example.com --operator")).call).toEqual({
+      method: "POST",
+      path: "/admin/users",
+      body: { email: "ops@example.com", operator: true },
+    });
+    expect(parseCommand(args("user create --email dev@example.com --name Dev")).call.body).toEqual({ email: "dev@example.com", name: "Dev", operator: false });
+  });
+
+  it("when user create lacks --email or names the address as an argument, then a usage error says how", () => {
+    expect(() => parseCommand(args("user create"))).toThrow(/--email/);
+    expect(() => parseCommand(args("user create ops@example.com"))).toThrow(/--email/);
+  });
+});

@@ -34,6 +34,7 @@ export const usage = `Usage: pnpm gw <command> [--json]
   key list <workspace-id>
   key update <key-id> [--name N] [--rpm N] [--tpm N | --clear-limits] [--budget-usd N ... | --clear-budget]
   key disable|enable|revoke <key-id>
+  user create --email E [--name N] [--operator]   a person for the console; prints a single-use sign-in link
 ${ledgerUsage}
 
   On update, --rpm/--tpm replace the whole limits object (a limit not given falls back to the
@@ -61,6 +62,8 @@ const options = {
   "budget-mode": { type: "string" },
   "budget-alert": { type: "string" },
   "clear-budget": { type: "boolean" },
+  email: { type: "string" },
+  operator: { type: "boolean" },
   help: { type: "boolean", short: "h" },
 } as const;
 
@@ -193,6 +196,10 @@ export function parseCommand(argv: string[]): ParsedCommand {
         const status = { disable: "disabled", enable: "active", revoke: "revoked" }[verb as "disable" | "enable" | "revoke"];
         return { method: "PATCH", path: `/admin/keys/${need("key id")}`, body: { status } };
       }
+      case "user create":
+        if (target !== undefined) throw new UsageError(`unexpected argument: ${target} (give the address with --email)`);
+        if (!values.email) throw new UsageError("user create needs --email");
+        return { method: "POST", path: "/admin/users", body: shape({ email: values.email, name: values.name, operator: values.operator === true }) };
       default:
         throw new UsageError(noun ? `unknown command: ${positionals.join(" ")}` : "");
     }

@@ -90,6 +90,10 @@ function describe(body: Record<string, unknown>): string {
     return JSON.stringify(o);
   };
   if (body.object === "list") return `${(body.data as Record<string, unknown>[]).map(line).join("\n")}\n`;
+  if (typeof body.link === "string" && typeof body.user === "object" && body.user !== null) {
+    const user = body.user as { email: string; operator: boolean };
+    return `${user.email}${user.operator ? " (operator)" : ""}\nsign-in link: ${body.link}\n(single use, for 24 hours; it signs in as this person and asks them for a password)\n`;
+  }
   const secret = typeof body.key === "string" ? `\nkey: ${body.key}\n(the secret is shown only now; store it safely)` : "";
   return `${line(body)}${secret}\n`;
 }

@@ -7,6 +7,11 @@ export const errorCodes = {
   missing_api_key: { status: 401, openai: "invalid_request_error", anthropic: "authentication_error" },
   invalid_api_key: { status: 401, openai: "invalid_request_error", anthropic: "authentication_error" },
   unauthenticated_internal: { status: 401, openai: "invalid_request_error", anthropic: "authentication_error" },
+  /** The console: no session (signed out, expired), or a sign-in with a wrong email or password. */
+  not_signed_in: { status: 401, openai: "invalid_request_error", anthropic: "authentication_error" },
+  invalid_credentials: { status: 401, openai: "invalid_request_error", anthropic: "authentication_error" },
+  /** The console: a state-changing call without the session's CSRF token (or from another origin). */
+  csrf_failed: { status: 403, openai: "permission_error", anthropic: "permission_error" },
   key_disabled: { status: 403, openai: "permission_error", anthropic: "permission_error" },
   subscription_inactive: { status: 403, openai: "permission_error", anthropic: "permission_error" },
   model_not_allowed: { status: 403, openai: "permission_error", anthropic: "permission_error" },

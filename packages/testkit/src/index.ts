@@ -2,3 +2,4 @@ export * from "./infra";
 export * from "./emulators";
 export * from "./openapi";
 export * from "./otlp-receiver";
+export * from "./oidc-provider";

@@ -22,13 +22,19 @@ export interface EmbeddedBannerInput {
   adminUrl: string;
   adminToken: ResolvedSecret;
   dev: { key?: string; workspaceId?: string; count: number };
+  /** The first operator's single-use console sign-in link, on a fresh data folder. */
+  firstSignIn?: string;
 }
 
-export function embeddedBanner({ url, adminUrl, adminToken, dev }: EmbeddedBannerInput): string {
+export function embeddedBanner({ url, adminUrl, adminToken, dev, firstSignIn }: EmbeddedBannerInput): string {
   const lines = [
     "",
     `AI gateway ${version()} running (embedded default)`,
     `  API base URL   ${url}/v1`,
+    `  console        ${url}/console/`,
+    ...(firstSignIn
+      ? [`  first sign-in  ${firstSignIn}`, "                 (single use, for 24 hours; later: pnpm gw user create --email you@example.com --operator)"]
+      : []),
     `  admin API      ${adminUrl}/admin`,
     adminTokenLine(adminToken),
     ...(dev.key
@@ -45,8 +51,9 @@ export function embeddedBanner({ url, adminUrl, adminToken, dev }: EmbeddedBanne
 export function meshBanner(input: { url: string; adminUrl: string; adminToken: ResolvedSecret }): string {
   const lines = [
     "",
-    `AI gateway ${version()} running (mesh: four processes)`,
+    `AI gateway ${version()} running (mesh: six processes)`,
     `  API base URL   ${input.url}/v1`,
+    `  console        ${input.url}/console/ (first operator: pnpm gw user create --email you@example.com --operator)`,
     `  admin API      ${input.adminUrl}/admin`,
     adminTokenLine(input.adminToken),
     "  create a workspace and key: pnpm gw workspace create dev --plan pro; pnpm gw key create <workspace-id>",

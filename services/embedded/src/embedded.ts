@@ -8,6 +8,7 @@ import { authGuardSettings, createIngressService, doorSettings, rateLimitSetting
 import { createJobsService, jobTimings } from "@gw/jobs";
 import { createToolsService, researchPolling } from "@gw/tools";
 import { createUsageService } from "@gw/usage";
+import { createConsoleService, oidcSettings } from "@gw/console";
 import { startTracing } from "@gw/telemetry";
 import type { EmbeddedEnv } from "./config";
 import { openPgliteFolder } from "./data-folder";
@@ -16,11 +17,19 @@ export interface EmbeddedGateway {
   url: string;
   adminUrl: string;
   adminToken: string;
+  /**
+   * On a fresh data folder, the first operator's single-use sign-in link to the console (the
+   * person \`${firstOperatorEmail}\`); undefined once any operator exists.
+   */
+  firstSignIn: string | undefined;
   stop(): Promise<void>;
 }
 
+/** Who the embedded default's first operator is (docs/console.md tells how to add people). */
+export const firstOperatorEmail = "admin@localhost";
+
 /**
- * All five services in one process. This launcher is the only code that imports every service
+ * All six services in one process. This launcher is the only code that imports every service
  * factory; the services still talk over loopback HTTP and the bus, exactly as in the mesh.
  */
 export async function startEmbedded(
@@ -76,8 +85,25 @@ export async function startEmbedded(
     logger: logger.child({ component: "usage" }),
     settings: { host: loopback, port: 0, internalSecret, retentionDays: env.GATEWAY_USAGE_RETENTION_DAYS },
   });
+  // The console reaches ingress's admin port, known only once ingress listens: asked for per call.
+  let adminUrl = "";
+  let publicUrl: string | undefined;
+  const people = createConsoleService({
+    db,
+    gateway,
+    logger: logger.child({ component: "console" }),
+    settings: {
+      host: loopback,
+      port: 0,
+      internalSecret,
+      ingressAdminUrl: () => adminUrl,
+      publicUrl: () => env.GATEWAY_PUBLIC_URL ?? publicUrl,
+      oidc: oidcSettings(env),
+    },
+  });
   const backends = { inference: (await inference.start()).url, tools: (await tools.start()).url, jobs: (await jobs.start()).url };
   const usageUrl = (await usage.start()).url;
+  const consoleUrl = (await people.start()).url;
   const ingress = createIngressService({
     db,
     bus,
@@ -100,22 +126,27 @@ export async function startEmbedded(
       authGuard: authGuardSettings(env),
       door: doorSettings(env),
       usageUrl,
+      consoleUrl,
     },
   });
   // One tracer provider for the five services (one process, one `service.name`), registered only
   // when OTEL_EXPORTER_OTLP_ENDPOINT is set; started last so a failed start leaves none behind.
   const tracing = await startTracing({ serviceName: "gateway", env, logger });
-  const { url, adminUrl } = await ingress.start().catch(async (err: unknown) => {
+  const { url, adminUrl: listening } = await ingress.start().catch(async (err: unknown) => {
     await tracing.shutdown();
     throw err;
   });
+  adminUrl = listening;
+  publicUrl = url;
+  const firstSignIn = (await people.hasOperator()) ? undefined : (await people.createUser(firstOperatorEmail, { operator: true })).link;
   return {
     url,
     adminUrl,
     adminToken,
+    firstSignIn,
     async stop() {
       await ingress.stop();
-      await Promise.all([inference.stop(), tools.stop(), jobs.stop()]);
+      await Promise.all([inference.stop(), tools.stop(), jobs.stop(), people.stop()]);
       // Last: it takes the records the others published as they stopped.
       await usage.stop();
       await bus.close();

@@ -62,7 +62,7 @@ await runUntilSignal(logger, async () => {
   lock?.update({ url: running.url, admin_url: running.adminUrl });
   const dev = await ensureDevelopmentWorkspace(running.adminUrl, running.adminToken);
   // The banner is for the person at the terminal, not a log line.
-  process.stdout.write(embeddedBanner({ url: running.url, adminUrl: running.adminUrl, adminToken, dev }));
+  process.stdout.write(embeddedBanner({ url: running.url, adminUrl: running.adminUrl, adminToken, dev, firstSignIn: running.firstSignIn }));
   return {
     async stop() {
       await running.stop();

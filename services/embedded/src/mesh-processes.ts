@@ -3,7 +3,7 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { repoRoot } from "@gw/config";
 
-export const meshServices = ["inference", "tools", "jobs", "usage", "ingress"] as const;
+export const meshServices = ["inference", "tools", "jobs", "usage", "console", "ingress"] as const;
 export type MeshServiceName = (typeof meshServices)[number];
 
 export interface MeshPorts {
@@ -13,6 +13,7 @@ export interface MeshPorts {
   tools: number;
   jobs: number;
   usage: number;
+  console: number;
 }
 
 export interface MeshOptions {
@@ -46,7 +47,7 @@ export interface Mesh {
   stop(): Promise<Record<MeshServiceName, number | null>>;
 }
 
-/** Starts the five services as separate processes, each through its own entry point. */
+/** Starts the six services as separate processes, each through its own entry point. */
 export function spawnMesh(options: MeshOptions): Mesh {
   const { ports } = options;
   const base = {
@@ -58,10 +59,14 @@ export function spawnMesh(options: MeshOptions): Mesh {
     TOOLS_PORT: String(ports.tools),
     JOBS_PORT: String(ports.jobs),
     USAGE_PORT: String(ports.usage),
+    CONSOLE_PORT: String(ports.console),
     INFERENCE_URL: `http://127.0.0.1:${ports.inference}`,
     TOOLS_URL: `http://127.0.0.1:${ports.tools}`,
     JOBS_URL: `http://127.0.0.1:${ports.jobs}`,
     USAGE_URL: `http://127.0.0.1:${ports.usage}`,
+    CONSOLE_URL: `http://127.0.0.1:${ports.console}`,
+    INGRESS_ADMIN_URL: `http://127.0.0.1:${ports.admin}`,
+    GATEWAY_PUBLIC_URL: options.env.GATEWAY_PUBLIC_URL ?? `http://127.0.0.1:${ports.public}`,
   };
   const root = options.root ?? repoRoot();
   const entry = (name: MeshServiceName) =>
@@ -105,7 +110,7 @@ export function spawnMesh(options: MeshOptions): Mesh {
 
 /** Resolves when every service answers /readyz (ingress on its public port), or rejects after timeoutMs. */
 export async function waitForMesh(ports: MeshPorts, timeoutMs = 60_000, services: readonly MeshServiceName[] = meshServices): Promise<void> {
-  const internal = (["inference", "tools", "jobs", "usage"] as const).filter((name) => services.includes(name));
+  const internal = (["inference", "tools", "jobs", "usage", "console"] as const).filter((name) => services.includes(name));
   const urls = [...internal.map((name) => ports[name]), ports.public].map((p) => `http://127.0.0.1:${p}/readyz`);
   const deadline = Date.now() + timeoutMs;
   for (const url of urls) {

@@ -5,7 +5,7 @@ import { spawnMesh, waitForMesh } from "./mesh-processes";
 import { generateAdminToken, generateInternalSecret, secretFileNames, suppliedOrKept, type ResolvedSecret } from "./secret-file";
 
 /**
- * `pnpm start:mesh`: the five services as separate processes against real Postgres, Redis and
+ * `pnpm start:mesh`: the six services as separate processes against real Postgres, Redis and
  * NATS (the local ones unless DATABASE_URL, REDIS_URL, NATS_URL say otherwise).
  */
 const env = { ...process.env };
@@ -32,6 +32,7 @@ const ports = {
   tools: num(env.TOOLS_PORT, 8082),
   jobs: num(env.JOBS_PORT, 8083),
   usage: num(env.USAGE_PORT, 8084),
+  console: num(env.CONSOLE_PORT, 8085),
 };
 
 // Run as a bundle (dist/mesh.js, from `pnpm build`), it starts the services' bundles too.

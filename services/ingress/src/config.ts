@@ -105,6 +105,7 @@ const IngressEnv = RateLimitEnv.extend(AuthGuardEnv.shape)
     TOOLS_URL: z.url().default("http://127.0.0.1:8082"),
     JOBS_URL: z.url().default("http://127.0.0.1:8083"),
     USAGE_URL: z.url().default("http://127.0.0.1:8084"),
+    CONSOLE_URL: z.url().default("http://127.0.0.1:8085"),
     GATEWAY_BODY_LIMIT_MB: z.coerce.number().positive().max(512).default(32),
     LOG_LEVEL: logLevel,
   });

@@ -43,6 +43,7 @@ await runUntilSignal(logger, async () => {
       authGuard: authGuardSettings(env),
       door: doorSettings(env),
       usageUrl: env.USAGE_URL,
+      consoleUrl: env.CONSOLE_URL,
     },
   });
   await service.start();

@@ -26,6 +26,7 @@ import { estimateTokenParts, estimateUploadTokens } from "./limits/estimate";
 import { rateLimitError, setRateHeaders, type RateLimitGate } from "./limits/rate-limit-gate";
 import type { BackendUrls } from "./proxy/forward";
 import { createForwarders } from "./proxy/forward";
+import { consoleProxy } from "./proxy/console-proxy";
 import { normalisePath, resolveRoute, type RouteTarget } from "./routes";
 import { usageRecorder } from "./usage/usage-recorder";
 import type { KeyPrincipal } from "./store/identity-store";
@@ -66,6 +67,8 @@ export interface PublicAppDeps {
   trustProxy?: boolean | number | string;
   /** Takes one usage record per request that reached a workspace. */
   usage: UsagePublisher;
+  /** The console service (CONSOLE_URL): `/console/*` goes there, before any key is asked for. */
+  consoleUrl?: string;
 }
 
 /** Longest public model name: matching it against allow-list globs is then bounded too. */
@@ -91,6 +94,7 @@ export function createPublicApp(deps: PublicAppDeps): Express {
   deps.health.mount(app);
   mountApiDocs(app);
   const forwarders = createForwarders(deps.backends, deps.internalSecret, deps.credentials, capture && ((proxyRes, res) => capture.tee(proxyRes, res)));
+  if (deps.consoleUrl) app.use(consoleProxy({ url: deps.consoleUrl }));
   app.use(door(deps.authenticator));
   app.use(readBody(deps.bodyLimitBytes, deps.bodyBudget));
   app.use(checkJson);

@@ -47,6 +47,8 @@ export interface IngressSettings {
   providers?: readonly string[];
   /** The usage service, which answers the admin API's usage, logs and statement queries. */
   usageUrl?: string;
+  /** The console service: `/console/*` on the public port, and `POST /admin/users`. */
+  consoleUrl?: string;
   /** Configured provider keys this process can read: redacted from detailed logs wherever they appear. */
   redact?: readonly string[];
   /** The configuration's models and prices, which budgets price requests with; unset, budgets are not enforced. */
@@ -168,6 +170,7 @@ export function createIngressService(deps: IngressDeps): IngressService {
         bodyCapture,
         rateWindowMs: settings.rateLimits.windowMs,
         credentials: relay,
+        consoleUrl: settings.consoleUrl,
       });
       const adminApp = createAdminApp({
         logger,
@@ -181,7 +184,7 @@ export function createIngressService(deps: IngressDeps): IngressService {
         plans: settings.plans,
         // The store announces each change on the bus, for the async jobs still waiting to run.
         credentials: { store: new CredentialStore(db, bus), sealer: atRest, providers: settings.providers ?? [] },
-        usage: { url: settings.usageUrl, internalSecret: settings.internalSecret },
+        usage: { url: settings.usageUrl, internalSecret: settings.internalSecret, consoleUrl: settings.consoleUrl },
         budgets,
       });
       const pub = await startHttpServer(publicApp, settings.port, settings.host, { deferContinue: true });

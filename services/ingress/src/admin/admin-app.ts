@@ -33,7 +33,7 @@ export interface AdminAppDeps {
   /** Enterprise workspaces' own provider credentials; the routes are mounted when given. */
   credentials?: { store: CredentialStore; sealer: Sealer | undefined; providers: readonly string[] };
   /** Where the usage ledger's reads go (the usage service), and the secret its calls are signed with. */
-  usage?: { url: string | undefined; internalSecret: string };
+  usage?: { url: string | undefined; internalSecret: string; consoleUrl?: string };
   /** Monthly budgets, whose counters `GET /admin/workspaces/{id}/budget` reads. */
   budgets?: BudgetGate;
 }
@@ -126,7 +126,7 @@ export function createAdminApp(deps: AdminAppDeps): Express {
     if (!deps.budgets) throw new GatewayError("upstream_unavailable", "Budgets are not enforced on this gateway");
     res.json(await deps.budgets.status(workspace, await store.listKeys(workspace.id)));
   });
-  if (deps.usage) mountUsageRoutes(app, { usageUrl: deps.usage.url, internalSecret: deps.usage.internalSecret });
+  if (deps.usage) mountUsageRoutes(app, { usageUrl: deps.usage.url, consoleUrl: deps.usage.consoleUrl, internalSecret: deps.usage.internalSecret });
   const credentials = deps.credentials;
   if (credentials) {
     mountCredentialRoutes(app, {

@@ -1,0 +1,2 @@
+export { type ConsoleService, type ConsoleSettings, consoleMigrations, consoleWebDist, createConsoleService } from "./service";
+export { OidcEnv, oidcSettings } from "./config";

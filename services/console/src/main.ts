@@ -1,0 +1,44 @@
+import { loadGatewayConfig } from "@gw/config";
+import { createPgDb } from "@gw/db";
+import { redactSecrets } from "@gw/logger";
+import { startTracing } from "@gw/telemetry";
+import { loadOrExit, runUntilSignal } from "@gw/service-kit";
+import { loadConsoleEnv, oidcSettings } from "./config";
+import { createConsoleService } from "./service";
+
+const { config, logger } = loadOrExit("console", process.env.LOG_LEVEL, () => {
+  const env = loadConsoleEnv(process.env);
+  return { ...env, gateway: loadGatewayConfig(env.GATEWAY_CONFIG), oidc: oidcSettings(env) };
+});
+const { gateway, oidc, ...env } = config;
+// Censored from every log line, in any form (see @gw/logger).
+redactSecrets(
+  logger,
+  [env.GATEWAY_INTERNAL_SECRET, env.GATEWAY_OIDC_CLIENT_SECRET].filter((v): v is string => v !== undefined),
+);
+
+await runUntilSignal(logger, async () => {
+  const tracing = await startTracing({ serviceName: "console", env: process.env, logger });
+  const db = createPgDb({ url: env.DATABASE_URL, applicationName: "gw-console" });
+  const service = createConsoleService({
+    db,
+    logger,
+    gateway,
+    settings: {
+      host: env.HOST,
+      port: env.CONSOLE_PORT,
+      internalSecret: env.GATEWAY_INTERNAL_SECRET,
+      ingressAdminUrl: env.INGRESS_ADMIN_URL,
+      publicUrl: env.GATEWAY_PUBLIC_URL,
+      oidc,
+    },
+  });
+  await service.start();
+  return {
+    async stop() {
+      await service.stop();
+      await db.close();
+      await tracing.shutdown();
+    },
+  };
+});
