@@ -1,7 +1,7 @@
 import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { mayDo, type WorkspaceAction, type WorkspaceRole, workspaceRoles } from "@gw/contracts";
-import { freePort, startOpenAIUpstream, startTestOidcProvider, type TestOidcProvider, walkOidcSignIn } from "@gw/testkit";
+import { freePort, type SmtpReceiver, startOpenAIUpstream, startSmtpReceiver, startTestOidcProvider, type TestOidcProvider, walkOidcSignIn } from "@gw/testkit";
 import { type ConsoleAnswer, ConsoleBrowser, signInOperator } from "./console-client";
 import { eventually } from "./harness";
 import { type GatewayTarget, startGatewayTarget, targetNames, testPlans } from "./targets";
@@ -89,12 +89,16 @@ for (const name of targetNames) {
     let origin: string;
     let operator: ConsoleBrowser;
     let idp: TestOidcProvider;
+    let mail: SmtpReceiver;
     const idpAccounts: Record<string, { email: string; email_verified?: boolean }> = {};
 
     beforeAll(async () => {
       // The provider's address is fixed first: the gateway discovers it only when someone uses SSO.
       const idpPort = await freePort();
+      mail = await startSmtpReceiver();
       gw = await startGatewayTarget(name, config(), {
+        GATEWAY_SMTP_URL: mail.url,
+        GATEWAY_SMTP_FROM: "Gateway <gateway@example.com>",
         E2E_UPSTREAM_KEY: UPSTREAM_KEY,
         LOG_LEVEL: "warn",
         GATEWAY_OIDC_ISSUER: `http://127.0.0.1:${idpPort}`,
@@ -108,6 +112,7 @@ for (const name of targetNames) {
     afterAll(async () => {
       await gw?.stop();
       await idp?.close();
+      await mail?.close();
     });
 
     const newWorkspace = async (plan = "enterprise") => {
@@ -253,6 +258,21 @@ for (const name of targetNames) {
       );
       expect(crossSiteSignIn.status).toBe(403);
       expect((await operator.call<{ name: string }>("GET", `/workspaces/${ws}`)).body.name).toBe("console enterprise");
+    });
+
+    it("then an invitation goes by email too when SMTP is set, with the link the console shows", async () => {
+      const ws = await newWorkspace();
+      const to = email("mailed");
+      const invited = await operator.call<{ link: string; emailed: boolean }>("POST", `/workspaces/${ws}/invitations`, { email: to, role: "developer" });
+      expect(invited.body.emailed).toBe(true);
+      const mailed = await eventually(() => mail.messages.find((m) => m.to.includes(to)));
+      expect(mailed.from).toBe("gateway@example.com");
+      expect(mailed.auth?.username).toBe("gateway");
+      expect(mailed.subject).toContain("console enterprise");
+      expect(mailed.text).toContain(invited.body.link);
+      expect(mailed.text).toContain("as developer");
+      const joined = await new ConsoleBrowser(origin).acceptLink(invited.body.link, PASSWORD);
+      expect(joined.body.memberships?.map((m) => [m.workspace_id, m.role])).toEqual([[ws, "developer"]]);
     });
 
     it("then an invitation link works once", async () => {

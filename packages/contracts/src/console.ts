@@ -79,6 +79,8 @@ export interface ConsoleInvitation {
   expires_at: number;
   /** Only in the answer that creates it: the single-use link to hand over. */
   link?: string;
+  /** Only in the answer that creates it: whether the mail server took the invitation (SMTP set). */
+  emailed?: boolean;
 }
 
 export const consoleCsrfHeader = "x-csrf-token";

@@ -3,3 +3,4 @@ export * from "./emulators";
 export * from "./openapi";
 export * from "./otlp-receiver";
 export * from "./oidc-provider";
+export * from "./smtp-receiver";

@@ -1,8 +1,8 @@
 import { z } from "zod";
 import { defaultConfigPath, logLevel, optionalUrl, parseEnv, port, secret } from "@gw/config";
 
-/** Single sign-on, shared by the console process and the embedded default; all three or none. */
-export const OidcEnv = z.object({
+/** What the console process and the embedded default both read: links, single sign-on, email. */
+export const ConsoleSharedEnv = z.object({
   GATEWAY_OIDC_ISSUER: optionalUrl(/^https?$/),
   GATEWAY_OIDC_CLIENT_ID: z.preprocess((v) => (v === "" ? undefined : v), z.string().min(1).optional()),
   GATEWAY_OIDC_CLIENT_SECRET: z.preprocess((v) => (v === "" ? undefined : v), z.string().min(1).optional()),
@@ -12,11 +12,18 @@ export const OidcEnv = z.object({
    * address the browser used, and one made by the CLI is printed as a path.
    */
   GATEWAY_PUBLIC_URL: optionalUrl(/^https?$/),
+  /** Invitations also go by email when set: `smtp://user:password@host:587` or `smtps://…`. */
+  GATEWAY_SMTP_URL: optionalUrl(/^smtps?$/),
+  GATEWAY_SMTP_FROM: z.string().min(3).default("AI gateway <gateway@localhost>"),
 });
-export type OidcEnv = z.infer<typeof OidcEnv>;
+export type ConsoleSharedEnv = z.infer<typeof ConsoleSharedEnv>;
+
+export function smtpSettings(env: ConsoleSharedEnv): { url: string; from: string } | undefined {
+  return env.GATEWAY_SMTP_URL === undefined ? undefined : { url: env.GATEWAY_SMTP_URL, from: env.GATEWAY_SMTP_FROM };
+}
 
 /** The three GATEWAY_OIDC_* values as settings: all set, or none (a partial set stops the process at start). */
-export function oidcSettings(env: OidcEnv): { issuer: string; clientId: string; clientSecret: string } | undefined {
+export function oidcSettings(env: ConsoleSharedEnv): { issuer: string; clientId: string; clientSecret: string } | undefined {
   const { GATEWAY_OIDC_ISSUER: issuer, GATEWAY_OIDC_CLIENT_ID: clientId, GATEWAY_OIDC_CLIENT_SECRET: clientSecret } = env;
   if (issuer === undefined && clientId === undefined && clientSecret === undefined) return undefined;
   if (issuer === undefined || clientId === undefined || clientSecret === undefined) {
@@ -25,7 +32,7 @@ export function oidcSettings(env: OidcEnv): { issuer: string; clientId: string; 
   return { issuer, clientId, clientSecret };
 }
 
-const ConsoleEnv = OidcEnv.extend({
+const ConsoleEnv = ConsoleSharedEnv.extend({
   CONSOLE_PORT: port(8085),
   HOST: z.string().default("0.0.0.0"),
   GATEWAY_INTERNAL_SECRET: secret,

@@ -1,2 +1,2 @@
 export { type ConsoleService, type ConsoleSettings, consoleMigrations, consoleWebDist, createConsoleService } from "./service";
-export { OidcEnv, oidcSettings } from "./config";
+export { ConsoleSharedEnv, oidcSettings, smtpSettings } from "./config";

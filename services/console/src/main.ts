@@ -3,14 +3,14 @@ import { createPgDb } from "@gw/db";
 import { redactSecrets } from "@gw/logger";
 import { startTracing } from "@gw/telemetry";
 import { loadOrExit, runUntilSignal } from "@gw/service-kit";
-import { loadConsoleEnv, oidcSettings } from "./config";
+import { loadConsoleEnv, oidcSettings, smtpSettings } from "./config";
 import { createConsoleService } from "./service";
 
 const { config, logger } = loadOrExit("console", process.env.LOG_LEVEL, () => {
   const env = loadConsoleEnv(process.env);
-  return { ...env, gateway: loadGatewayConfig(env.GATEWAY_CONFIG), oidc: oidcSettings(env) };
+  return { ...env, gateway: loadGatewayConfig(env.GATEWAY_CONFIG), oidc: oidcSettings(env), smtp: smtpSettings(env) };
 });
-const { gateway, oidc, ...env } = config;
+const { gateway, oidc, smtp, ...env } = config;
 // Censored from every log line, in any form (see @gw/logger).
 redactSecrets(
   logger,
@@ -31,6 +31,7 @@ await runUntilSignal(logger, async () => {
       ingressAdminUrl: env.INGRESS_ADMIN_URL,
       publicUrl: env.GATEWAY_PUBLIC_URL,
       oidc,
+      smtp,
     },
   });
   await service.start();

@@ -13,6 +13,7 @@ import { mountAuthRoutes } from "./api/auth-routes";
 import { type ConsoleContext, consoleLink } from "./api/context";
 import { mountTeamRoutes } from "./api/team-routes";
 import { mountWorkspaceRoutes } from "./api/workspace-routes";
+import { InvitationMailer, type SmtpSettings } from "./mailer";
 import { OidcSignIn, type OidcSettings } from "./oidc";
 import { checkCsrf, defaultSessionSettings, type SessionSettings, Sessions } from "./sessions";
 import { PeopleStore, publicUser } from "./store";
@@ -31,6 +32,8 @@ export interface ConsoleSettings {
   throttle?: ThrottleLimits;
   /** GATEWAY_OIDC_ISSUER, _CLIENT_ID, _CLIENT_SECRET; unset, people sign in with passwords only. */
   oidc?: OidcSettings;
+  /** GATEWAY_SMTP_URL and _FROM: invitations go by email too. */
+  smtp?: SmtpSettings;
 }
 
 export interface ConsoleDeps {
@@ -81,6 +84,7 @@ export function createConsoleService(deps: ConsoleDeps): ConsoleService {
     logger,
     clock,
     oidc: settings.oidc ? new OidcSignIn(settings.oidc, logger) : undefined,
+    mailer: settings.smtp ? new InvitationMailer(settings.smtp, logger) : undefined,
     publicUrl: typeof settings.publicUrl === "function" ? settings.publicUrl : () => settings.publicUrl as string | undefined,
     linkTtlMs: { invitation: 7 * 24 * HOUR, signIn: 24 * HOUR },
   };
@@ -149,6 +153,7 @@ export function createConsoleService(deps: ConsoleDeps): ConsoleService {
     async stop() {
       clearInterval(sweeper);
       await http.stop();
+      ctx.mailer?.close();
     },
   };
 }

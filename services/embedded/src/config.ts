@@ -5,7 +5,7 @@ import { AuthGuardEnv, DoorEnv, RateLimitEnv } from "@gw/ingress";
 import { JobTimingEnv } from "@gw/jobs";
 import { ResearchEnv } from "@gw/tools";
 import { UsageRetentionEnv } from "@gw/usage";
-import { OidcEnv } from "@gw/console";
+import { ConsoleSharedEnv } from "@gw/console";
 import { TracingEnvSchema } from "@gw/telemetry";
 
 /**
@@ -18,7 +18,7 @@ const EmbeddedEnv = RateLimitEnv.extend(AuthGuardEnv.shape)
   .extend(ResearchEnv.shape)
   .extend(UsageRetentionEnv.shape)
   .extend(TracingEnvSchema.shape)
-  .extend(OidcEnv.shape)
+  .extend(ConsoleSharedEnv.shape)
   .extend({
     PORT: port(8080),
     ADMIN_PORT: port(8090),

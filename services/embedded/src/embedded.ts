@@ -8,7 +8,7 @@ import { authGuardSettings, createIngressService, doorSettings, rateLimitSetting
 import { createJobsService, jobTimings } from "@gw/jobs";
 import { createToolsService, researchPolling } from "@gw/tools";
 import { createUsageService } from "@gw/usage";
-import { createConsoleService, oidcSettings } from "@gw/console";
+import { createConsoleService, oidcSettings, smtpSettings } from "@gw/console";
 import { startTracing } from "@gw/telemetry";
 import type { EmbeddedEnv } from "./config";
 import { openPgliteFolder } from "./data-folder";
@@ -99,6 +99,7 @@ export async function startEmbedded(
       ingressAdminUrl: () => adminUrl,
       publicUrl: () => env.GATEWAY_PUBLIC_URL ?? publicUrl,
       oidc: oidcSettings(env),
+      smtp: smtpSettings(env),
     },
   });
   const backends = { inference: (await inference.start()).url, tools: (await tools.start()).url, jobs: (await jobs.start()).url };

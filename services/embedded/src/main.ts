@@ -15,7 +15,16 @@ const { config, logger } = loadOrExit("gateway", process.env.LOG_LEVEL, () => {
 });
 const { gateway, ...env } = config;
 const providerSecrets = resolveProviderSecrets(gateway, process.env);
-redactSecrets(logger, [env.GATEWAY_ADMIN_TOKEN, env.GATEWAY_INTERNAL_SECRET, env.GATEWAY_MASTER_KEY, ...Object.values(providerSecrets)]);
+const smtpPassword = env.GATEWAY_SMTP_URL ? decodeURIComponent(new URL(env.GATEWAY_SMTP_URL).password) || undefined : undefined;
+redactSecrets(logger, [
+  env.GATEWAY_ADMIN_TOKEN,
+  env.GATEWAY_INTERNAL_SECRET,
+  env.GATEWAY_MASTER_KEY,
+  env.GATEWAY_OIDC_CLIENT_SECRET,
+  env.GATEWAY_SMTP_URL,
+  smtpPassword,
+  ...Object.values(providerSecrets),
+]);
 const dataDir = env.GATEWAY_DATA_DIR;
 
 /** A data-folder problem is the operator's to fix: one fatal line saying what and how, then exit 1. */

@@ -4,6 +4,7 @@ import type { GatewayConfig } from "@gw/config";
 import type { Logger } from "@gw/logger";
 import type { Pricer } from "@gw/pricing";
 import type { AdminClient } from "../admin-client";
+import type { InvitationMailer } from "../mailer";
 import type { OidcSignIn } from "../oidc";
 import type { Sessions } from "../sessions";
 import type { PeopleStore } from "../store";
@@ -21,6 +22,8 @@ export interface ConsoleContext {
   clock: () => number;
   /** GATEWAY_PUBLIC_URL: where the links handed out point (else the address the browser used). */
   publicUrl: () => string | undefined;
+  /** Invitations by email, when GATEWAY_SMTP_URL is set. */
+  mailer: InvitationMailer | undefined;
   /** Single sign-on, when GATEWAY_OIDC_* are set. */
   oidc: OidcSignIn | undefined;
   /** How long a single-use link stays good. */

@@ -123,7 +123,18 @@ export function mountTeamRoutes(router: Router, ctx: ConsoleContext): void {
       targetId: row.id,
       detail: { email: body.email, role: body.role },
     });
-    res.status(201).json(invitation(row, consoleLink(ctx, req, "invite", token)));
+    const link = consoleLink(ctx, req, "invite", token);
+    const emailed = ctx.mailer
+      ? await ctx.mailer.send({
+          to: body.email,
+          link,
+          workspace: acting.workspace.name,
+          role: body.role,
+          invitedBy: acting.user.name ?? acting.user.email,
+          expiresAt: new Date(row.expires_at),
+        })
+      : false;
+    res.status(201).json({ ...invitation(row, link), emailed });
   });
 
   router.delete("/workspaces/:ws/invitations/:id", async (req, res) => {

@@ -296,7 +296,8 @@ function InviteForm({ onInvited }: { onInvited: () => Promise<unknown> }) {
       {sent?.link && (
         <div className="alert alert-success" role="status">
           <p>
-            Invitation for <strong>{sent.email}</strong> ({sent.role}) created. Send them this link; it works once
+            Invitation for <strong>{sent.email}</strong> ({sent.role}) created.{" "}
+            {sent.emailed ? "It was sent to them by email; this is the same link, in case it does not arrive" : "Send them this link"}; it works once
             {sent.expires_at ? ` and expires ${fmtDateTime(sent.expires_at, tz)}` : ""}.
           </p>
           <CopyField label="Invitation link" value={sent.link} />
