@@ -69,3 +69,22 @@ describe("runCli: key update", () => {
     expect(err).toContain(`error (400): ${message}`);
   });
 });
+
+describe("runCli: user create", () => {
+  it("when the console creates the person, then the single-use sign-in link is printed with what it is for", async () => {
+    requests.length = 0;
+    reply = {
+      status: 201,
+      body: {
+        user: { id: "usr_1", email: "ops@example.com", name: null, operator: true, has_password: false },
+        link: "https://gw.example/console/sign-in#token=abc",
+      },
+    };
+    const { code, out } = await run(["user", "create", "--email", "ops@example.com", "--operator"]);
+    expect(code).toBe(0);
+    expect(requests).toEqual([{ method: "POST", url: "/admin/users", body: { email: "ops@example.com", operator: true } }]);
+    expect(out).toContain("ops@example.com (operator)");
+    expect(out).toContain("sign-in link: https://gw.example/console/sign-in#token=abc");
+    expect(out).toContain("single use");
+  });
+});

@@ -80,7 +80,7 @@ export function TimeChart({
                 strokeWidth={2}
                 dot={false}
                 yAxisId={s.axis ?? "left"}
-                type="monotone"
+                type="linear"
                 isAnimationActive={false}
               />
             ),
