@@ -19,3 +19,4 @@ export * from "./outcome-header";
 export * from "./zoned-time";
 export * from "./roles";
 export * from "./console";
+export * from "./ledger-reads";

@@ -5,6 +5,7 @@ import {
   type ApiKey,
   type BudgetHold,
   type Budget,
+  type BudgetStatus,
   type CallOutcome,
   formatInZone,
   monthOf,
@@ -341,22 +342,7 @@ export class BudgetGate {
   }
 }
 
-interface BudgetLine {
-  budget: Budget | null;
-  spent_usd: string | null;
-  held_usd: string | null;
-  remaining_usd: string | null;
-}
-
-export interface BudgetStatus {
-  object: "budget_status";
-  workspace_id: string;
-  period: string;
-  timezone: string;
-  resets_at: string;
-  workspace: BudgetLine;
-  keys: (BudgetLine & { key_id: string })[];
-}
+export type { BudgetStatus };
 
 function scopeOf(scope: "workspace" | "key", budget: Budget, key: string): ScopeOf {
   const limitNano = Math.round(budget.monthly_usd * 1e9);

@@ -1,19 +1,9 @@
+import type { AuditRecord } from "@gw/contracts";
 import type { Db } from "@gw/db";
 import { GatewayError } from "@gw/errors";
 import { z } from "zod";
 
-/** One change, as `GET /admin/audit` answers it. */
-export interface AuditRecord {
-  object: "audit_record";
-  id: string;
-  at: string;
-  actor: string;
-  action: string;
-  workspace_id: string;
-  target: { kind: string; id: string };
-  before: unknown;
-  after: unknown;
-}
+export type { AuditRecord };
 
 interface AuditRow {
   id: string;

@@ -1,36 +1,8 @@
 import type { Db } from "@gw/db";
 import { addDecimal, decimalOf } from "../decimal";
-import { formatInZone, monthOf, monthRange } from "@gw/contracts";
+import { formatInZone, monthOf, monthRange, type Statement, type StatementLine } from "@gw/contracts";
 
-export interface StatementLine {
-  /** The public model billed, or null on a tool's line. */
-  model: string | null;
-  /** The tool billed (`webtool`, `serptool`), or null on a model's line. */
-  tool: string | null;
-  item: string;
-  unit: string;
-  /** Exact decimals, as strings. */
-  units: string;
-  unit_price_usd: string;
-  amount_usd: string;
-}
-
-export interface Statement {
-  object: "statement";
-  workspace_id: string;
-  month: string;
-  tz: string;
-  period_start: string;
-  period_end: string;
-  /** `closed`: the month is over and this statement is stored as it is, for good. */
-  status: "open" | "closed";
-  currency: "usd";
-  lines: StatementLine[];
-  total_usd: string;
-  requests: number;
-  unpriced_requests: number;
-  generated_at: string;
-}
+export type { Statement, StatementLine };
 
 export interface StatementQuery {
   workspaceId: string;

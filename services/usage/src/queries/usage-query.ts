@@ -2,29 +2,10 @@ import type { Db } from "@gw/db";
 import { GatewayError } from "@gw/errors";
 import { decimalOf } from "../decimal";
 import { HISTOGRAM_BUCKETS, percentile } from "../histogram";
-import { formatInZone, isWholeHour, wholeHourOffsets } from "@gw/contracts";
-import type { GroupField, UsageParams } from "./params";
+import { formatInZone, isWholeHour, wholeHourOffsets, type UsageRow } from "@gw/contracts";
 
-export interface UsageRow {
-  hour?: string;
-  day?: string;
-  month?: string;
-  model?: string | null;
-  key_id?: string;
-  provider?: string | null;
-  route?: string;
-  status?: number;
-  requests: number;
-  errors: number;
-  input_tokens: number;
-  output_tokens: number;
-  cached_input_tokens: number;
-  reasoning_tokens: number;
-  /** Exact decimal; null when no record of the group was priced. */
-  cost_usd: string | null;
-  latency_ms_p50: number | null;
-  latency_ms_p95: number | null;
-}
+export type { UsageRow };
+import type { GroupField, UsageParams } from "./params";
 
 export type UsageSource = "rollups" | "records";
 

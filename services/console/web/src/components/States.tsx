@@ -1,4 +1,5 @@
 import type { ReactNode } from "react";
+import { fmtInt } from "../format";
 import { messageOf } from "../api";
 
 export function Loading({ label = "Loading", full = false }: { label?: string; full?: boolean }) {
@@ -46,4 +47,32 @@ export function Empty({ title, children }: { title: string; children?: ReactNode
 
 export function Notice({ children, tone = "info" }: { children: ReactNode; tone?: "info" | "warning" | "success" }) {
   return <div className={`alert alert-${tone}`}>{children}</div>;
+}
+
+/** The foot of a cursor-paged table: how many are shown, and a button for the next page. */
+export function LoadMore({
+  shown,
+  noun,
+  page,
+}: {
+  shown: number;
+  noun: string;
+  page: { hasNextPage: boolean; isFetchingNextPage: boolean; isFetchNextPageError: boolean; error: unknown; fetchNextPage: () => Promise<unknown> };
+}) {
+  return (
+    <>
+      <div className="load-more">
+        <p className="subtle" aria-live="polite">
+          {fmtInt(shown)} {noun}
+          {shown === 1 ? "" : "s"} shown
+        </p>
+        {page.hasNextPage && (
+          <button type="button" className="btn" onClick={() => void page.fetchNextPage()} disabled={page.isFetchingNextPage}>
+            {page.isFetchingNextPage ? "Loading…" : "Load more"}
+          </button>
+        )}
+      </div>
+      {page.isFetchNextPageError && <ErrorBox error={page.error} />}
+    </>
+  );
 }

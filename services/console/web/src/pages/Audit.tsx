@@ -1,7 +1,7 @@
 import { useInfiniteQuery } from "@tanstack/react-query";
 import { get, wsPath } from "../api";
-import { Empty, ErrorBox, Loading } from "../components/States";
-import { fmtDateTime, fmtInt, zoneLabel } from "../format";
+import { Empty, ErrorBox, Loading, LoadMore } from "../components/States";
+import { fmtDateTime, zoneLabel } from "../format";
 import type { AuditPage } from "../types";
 import { usePageTitle, useWorkspace } from "../workspace";
 import { scrollable } from "../components/scrollable";
@@ -92,17 +92,7 @@ export function Audit() {
               </tbody>
             </table>
           </div>
-          <div className="load-more">
-            <p className="subtle" aria-live="polite">
-              {fmtInt(records.length)} record{records.length === 1 ? "" : "s"} shown
-            </p>
-            {audit.hasNextPage && (
-              <button type="button" className="btn" onClick={() => void audit.fetchNextPage()} disabled={audit.isFetchingNextPage}>
-                {audit.isFetchingNextPage ? "Loading…" : "Load more"}
-              </button>
-            )}
-          </div>
-          {audit.isFetchNextPageError && <ErrorBox error={audit.error} />}
+          <LoadMore shown={records.length} noun="record" page={audit} />
         </>
       )}
     </section>

@@ -2,7 +2,7 @@ import { useInfiniteQuery, useQuery } from "@tanstack/react-query";
 import { type FormEvent, useState } from "react";
 import { Link, useNavigate, useSearchParams } from "react-router";
 import { get, listOf, wsPath } from "../api";
-import { Empty, ErrorBox, Loading } from "../components/States";
+import { Empty, ErrorBox, Loading, LoadMore } from "../components/States";
 import { fmtShortDateTime, fmtInt, fmtMs, fmtUsd, zoneLabel } from "../format";
 import { useKeyLabel, useKeyParts, useKeys } from "../hooks";
 import type { List, LogsPage, ModelEntry } from "../types";
@@ -245,17 +245,7 @@ export function Logs() {
               </tbody>
             </table>
           </div>
-          <div className="load-more">
-            <p className="subtle" aria-live="polite">
-              {fmtInt(records.length)} request{records.length === 1 ? "" : "s"} shown
-            </p>
-            {logs.hasNextPage && (
-              <button type="button" className="btn" onClick={() => void logs.fetchNextPage()} disabled={logs.isFetchingNextPage}>
-                {logs.isFetchingNextPage ? "Loading…" : "Load more"}
-              </button>
-            )}
-          </div>
-          {logs.isFetchNextPageError && <ErrorBox error={logs.error} />}
+          <LoadMore shown={records.length} noun="request" page={logs} />
         </>
       )}
     </section>
