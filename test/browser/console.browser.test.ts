@@ -5,10 +5,10 @@ import OpenAI from "openai";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { mayDo, type WorkspaceAction, type WorkspaceRole, workspaceActions, workspaceRoles } from "@gw/contracts";
-import { freePort, startOpenAIUpstream, startTestOidcProvider, type TestOidcAccount, type TestOidcProvider } from "@gw/testkit";
-import { ConsoleBrowser, signInOperator } from "../e2e/console-client";
+import { startOpenAIUpstream, type TestOidcAccount, type TestOidcProvider } from "@gw/testkit";
+import { ConsoleBrowser, signInOperator, startConsoleGateway } from "../e2e/console-client";
 import { eventually } from "../e2e/harness";
-import { type GatewayTarget, startGatewayTarget, targetNames, testPlans } from "../e2e/targets";
+import { type GatewayTarget, targetNames, testPlans } from "../e2e/targets";
 import {
   describeViolations,
   desktop,
@@ -125,17 +125,7 @@ for (const name of targetNames) {
       startedAt = Date.now();
       mkdirSync(join(dir, "1280"), { recursive: true });
       mkdirSync(join(dir, "390"), { recursive: true });
-      const idpPort = await freePort();
-      gw = await startGatewayTarget(name, config(), {
-        E2E_UPSTREAM_KEY: UPSTREAM_KEY,
-        LOG_LEVEL: "warn",
-        GATEWAY_OIDC_ISSUER: `http://127.0.0.1:${idpPort}`,
-        GATEWAY_OIDC_CLIENT_ID: "gateway-console",
-        GATEWAY_OIDC_CLIENT_SECRET: "test-oidc-client-secret-0123456789",
-      });
-      origin = gw.baseURL.replace(/\/v1$/, "");
-      idp = await startTestOidcProvider({ port: idpPort, redirectUris: [`${origin}/console/api/oidc/callback`], accounts: idpAccounts });
-
+      ({ gw, origin, idp } = await startConsoleGateway(name, config(), { E2E_UPSTREAM_KEY: UPSTREAM_KEY, LOG_LEVEL: "warn" }, idpAccounts));
       operator = await signInOperator(origin, gw.adminURL, gw.adminToken, email("operator"), PASSWORD);
       member.set("operator", operator);
       const created = await operator.call<{ id: string }>("POST", "/workspaces", { name: "Acme Enterprise", plan: "enterprise" });

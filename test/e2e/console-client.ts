@@ -1,4 +1,6 @@
 import type { ConsoleSession } from "@gw/contracts";
+import { freePort, startTestOidcProvider, type TestOidcAccount, type TestOidcProvider, testOidcClient } from "@gw/testkit";
+import { type GatewayTarget, startGatewayTarget, type TargetName } from "./targets";
 
 export interface ConsoleAnswer<T = Record<string, unknown>> {
   status: number;
@@ -71,4 +73,26 @@ export async function signInOperator(origin: string, adminURL: string, adminToke
   const signed = await browser.acceptLink(link, password);
   if (signed.status !== 200) throw new Error(`operator sign-in answered ${signed.status}: ${JSON.stringify(signed.body)}`);
   return browser;
+}
+
+/**
+ * A gateway whose console signs people in through a local OpenID provider too: the provider's port
+ * is fixed first (the gateway discovers it only when someone uses SSO), then both start.
+ */
+export async function startConsoleGateway(
+  name: TargetName,
+  configYaml: string,
+  env: Record<string, string>,
+  accounts: Record<string, TestOidcAccount>,
+): Promise<{ gw: GatewayTarget; origin: string; idp: TestOidcProvider }> {
+  const idpPort = await freePort();
+  const gw = await startGatewayTarget(name, configYaml, {
+    ...env,
+    GATEWAY_OIDC_ISSUER: `http://127.0.0.1:${idpPort}`,
+    GATEWAY_OIDC_CLIENT_ID: testOidcClient.clientId,
+    GATEWAY_OIDC_CLIENT_SECRET: testOidcClient.clientSecret,
+  });
+  const origin = gw.baseURL.replace(/\/v1$/, "");
+  const idp = await startTestOidcProvider({ port: idpPort, redirectUris: [`${origin}/console/api/oidc/callback`], accounts });
+  return { gw, origin, idp };
 }

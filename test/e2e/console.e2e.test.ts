@@ -1,10 +1,10 @@
 import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { mayDo, type WorkspaceAction, type WorkspaceRole, workspaceRoles } from "@gw/contracts";
-import { freePort, type SmtpReceiver, startOpenAIUpstream, startSmtpReceiver, startTestOidcProvider, type TestOidcProvider, walkOidcSignIn } from "@gw/testkit";
-import { type ConsoleAnswer, ConsoleBrowser, signInOperator } from "./console-client";
+import { type SmtpReceiver, startOpenAIUpstream, startSmtpReceiver, type TestOidcProvider, walkOidcSignIn } from "@gw/testkit";
+import { type ConsoleAnswer, ConsoleBrowser, signInOperator, startConsoleGateway } from "./console-client";
 import { eventually } from "./harness";
-import { type GatewayTarget, startGatewayTarget, targetNames, testPlans } from "./targets";
+import { type GatewayTarget, targetNames, testPlans } from "./targets";
 
 /**
  * The console's API end to end, in the mesh and the embedded default: the whole permission matrix
@@ -93,20 +93,13 @@ for (const name of targetNames) {
     const idpAccounts: Record<string, { email: string; email_verified?: boolean }> = {};
 
     beforeAll(async () => {
-      // The provider's address is fixed first: the gateway discovers it only when someone uses SSO.
-      const idpPort = await freePort();
       mail = await startSmtpReceiver();
-      gw = await startGatewayTarget(name, config(), {
-        GATEWAY_SMTP_URL: mail.url,
-        GATEWAY_SMTP_FROM: "Gateway <gateway@example.com>",
-        E2E_UPSTREAM_KEY: UPSTREAM_KEY,
-        LOG_LEVEL: "warn",
-        GATEWAY_OIDC_ISSUER: `http://127.0.0.1:${idpPort}`,
-        GATEWAY_OIDC_CLIENT_ID: "gateway-console",
-        GATEWAY_OIDC_CLIENT_SECRET: "test-oidc-client-secret-0123456789",
-      });
-      origin = gw.baseURL.replace(/\/v1$/, "");
-      idp = await startTestOidcProvider({ port: idpPort, redirectUris: [`${origin}/console/api/oidc/callback`], accounts: idpAccounts });
+      ({ gw, origin, idp } = await startConsoleGateway(
+        name,
+        config(),
+        { GATEWAY_SMTP_URL: mail.url, GATEWAY_SMTP_FROM: "Gateway <gateway@example.com>", E2E_UPSTREAM_KEY: UPSTREAM_KEY, LOG_LEVEL: "warn" },
+        idpAccounts,
+      ));
       operator = await signInOperator(origin, gw.adminURL, gw.adminToken, email("operator"), PASSWORD);
     }, 240_000);
     afterAll(async () => {

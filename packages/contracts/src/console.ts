@@ -14,6 +14,8 @@ export const ConsolePrincipal = z.object({
 });
 export type ConsolePrincipal = z.infer<typeof ConsolePrincipal>;
 export const principalHeader = "x-gw-principal";
+/** What the principal header's HMAC is bound to, so no other signed header passes for it. */
+export const principalPurpose = "console-principal";
 /** The address ingress saw a console request come from (client-sent `x-gw-*` headers are stripped). */
 export const clientAddressHeader = "x-gw-client-address";
 

@@ -108,6 +108,11 @@ export const CLIENT_CLOSED_STATUS = 499;
  */
 export const operatorIdentity: Readonly<Identity> = Object.freeze({ workspace_id: "*", key_id: "admin", plan: "enterprise", models: [["*"]], tools: [] });
 
+/** Whether a signed identity is the operator's (ingress's admin port), who may read every workspace. */
+export function isOperatorIdentity(identity: Identity): boolean {
+  return identity.workspace_id === operatorIdentity.workspace_id && identity.key_id === operatorIdentity.key_id;
+}
+
 /** The most of a request's or an answer's body a detailed log keeps, by default: 256 KB. */
 export const DEFAULT_BODY_CAPTURE_BYTES = 256 * 1024;
 

@@ -17,6 +17,9 @@ export interface TestOidcProvider {
   close(): Promise<void>;
 }
 
+/** The one client the test provider knows: what GATEWAY_OIDC_CLIENT_ID and _SECRET are set to. */
+export const testOidcClient = { clientId: "gateway-console", clientSecret: "test-oidc-client-secret-0123456789" } as const;
+
 /**
  * A real OpenID Connect provider (panva's oidc-provider, the certified implementation) on a local
  * port, for single sign-on tests: one confidential client that must use PKCE, and the library's
@@ -28,8 +31,7 @@ export async function startTestOidcProvider(options: {
   accounts: Record<string, TestOidcAccount>;
 }): Promise<TestOidcProvider> {
   const issuer = `http://127.0.0.1:${options.port}`;
-  const clientId = "gateway-console";
-  const clientSecret = "test-oidc-client-secret-0123456789";
+  const { clientId, clientSecret } = testOidcClient;
   // Loaded only by the tests that sign in through it: the library warns on import under Node 20.
   const { default: Provider } = await import("oidc-provider");
   const configuration: Configuration = {

@@ -1,9 +1,6 @@
-import { type ConsolePrincipal, ConsolePrincipal as PrincipalSchema, principalHeader, type Workspace } from "@gw/contracts";
+import { type ConsolePrincipal, ConsolePrincipal as PrincipalSchema, principalHeader, principalPurpose, type Workspace } from "@gw/contracts";
 import { type ErrorCode, errorCodes, GatewayError } from "@gw/errors";
 import { SignedClaims } from "@gw/service-kit";
-
-/** The seal purpose of `x-gw-principal`: the same words ingress checks it with. */
-const principalPurpose = "console-principal";
 
 export interface AdminAnswer {
   status: number;

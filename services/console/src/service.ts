@@ -1,7 +1,7 @@
 import { fileURLToPath } from "node:url";
 import express, { type RequestHandler, Router } from "express";
 import type { GatewayConfig } from "@gw/config";
-import { CreateUserBody, type Identity, operatorIdentity } from "@gw/contracts";
+import { CreateUserBody, type Identity, isOperatorIdentity } from "@gw/contracts";
 import { runMigrations, type Db } from "@gw/db";
 import { GatewayError } from "@gw/errors";
 import type { Logger } from "@gw/logger";
@@ -115,7 +115,7 @@ export function createConsoleService(deps: ConsoleDeps): ConsoleService {
     mount(app) {
       // The CLI's `gw user create`, through ingress's admin API (signed as the operator).
       app.post("/v1/users", routeLabel("/v1/users"), express.json({ limit: "16kb" }), async (req, res) => {
-        if (!isOperator(res.locals.identity as Identity)) throw new GatewayError("forbidden", "Only the operator creates people");
+        if (!isOperatorIdentity(res.locals.identity as Identity)) throw new GatewayError("forbidden", "Only the operator creates people");
         const body = CreateUserBody.parse(req.body ?? {});
         res.status(201).json(await createUser(body.email, { operator: body.operator, name: body.name }));
       });
@@ -156,10 +156,6 @@ export function createConsoleService(deps: ConsoleDeps): ConsoleService {
       ctx.mailer?.close();
     },
   };
-}
-
-function isOperator(identity: Identity): boolean {
-  return identity.workspace_id === operatorIdentity.workspace_id && identity.key_id === operatorIdentity.key_id;
 }
 
 export { signedInOf };

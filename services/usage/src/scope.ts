@@ -1,4 +1,4 @@
-import { type Identity, operatorIdentity } from "@gw/contracts";
+import { type Identity, isOperatorIdentity, operatorIdentity } from "@gw/contracts";
 import { GatewayError } from "@gw/errors";
 
 /**
@@ -8,9 +8,7 @@ import { GatewayError } from "@gw/errors";
  */
 export { operatorIdentity };
 
-export function isOperator(identity: Identity): boolean {
-  return identity.workspace_id === operatorIdentity.workspace_id && identity.key_id === operatorIdentity.key_id;
-}
+export const isOperator = isOperatorIdentity;
 
 /**
  * The workspace a query reads: the operator's choice (undefined: every workspace), else the caller's

@@ -1,6 +1,6 @@
 import { createHash, timingSafeEqual } from "node:crypto";
 import type { RequestHandler, Response } from "express";
-import { ConsolePrincipal, principalHeader } from "@gw/contracts";
+import { ConsolePrincipal, principalHeader, principalPurpose } from "@gw/contracts";
 import { GatewayError } from "@gw/errors";
 import { SignedClaims } from "@gw/service-kit";
 
@@ -11,9 +11,6 @@ import { SignedClaims } from "@gw/service-kit";
  * for a platform operator), so a mistake there cannot reach another workspace's data.
  */
 export type AdminCaller = { kind: "token" } | { kind: "person"; principal: ConsolePrincipal };
-
-/** The seal purpose of `x-gw-principal`, shared with the console that signs it. */
-export const principalPurpose = "console-principal";
 
 export function consolePrincipals(internalSecret: string): SignedClaims<typeof ConsolePrincipal> {
   return new SignedClaims(ConsolePrincipal, internalSecret, principalPurpose);

@@ -32,6 +32,36 @@ function Saved({ when }: { when: boolean }) {
   );
 }
 
+/** The end of a settings form: its own check's message, the save button, and the server's answer. */
+function FormFooter({
+  save,
+  label,
+  formError,
+  disabled = false,
+}: {
+  save: { isPending: boolean; isSuccess: boolean; error: unknown };
+  label: string;
+  formError?: string | null;
+  disabled?: boolean;
+}) {
+  return (
+    <>
+      {formError && (
+        <p className="field-error" role="alert">
+          {formError}
+        </p>
+      )}
+      <div className="form-actions">
+        <button type="submit" className="btn btn-primary" disabled={save.isPending || disabled}>
+          {label}
+        </button>
+        <Saved when={save.isSuccess} />
+      </div>
+      <InlineError error={save.error} />
+    </>
+  );
+}
+
 function Section({ id, title, children, description }: { id: string; title: string; children: ReactNode; description?: ReactNode }) {
   return (
     <section className="card" aria-labelledby={id}>
@@ -113,13 +143,7 @@ function GeneralSection() {
             </p>
           </div>
         </div>
-        <div className="form-actions">
-          <button type="submit" className="btn btn-primary" disabled={save.isPending}>
-            Save
-          </button>
-          <Saved when={save.isSuccess} />
-        </div>
-        <InlineError error={save.error} />
+        <FormFooter save={save} label="Save" />
       </form>
     </Section>
   );
@@ -141,18 +165,7 @@ function LimitsSection() {
     <Section id="limits-title" title="Limits" description={<p>Now: {describeLimits(workspace.limits)}. Empty fields use the gateway's defaults.</p>}>
       <form className="form" onSubmit={submit}>
         <LimitsFields value={draft} onChange={setDraft} />
-        {formError && (
-          <p className="field-error" role="alert">
-            {formError}
-          </p>
-        )}
-        <div className="form-actions">
-          <button type="submit" className="btn btn-primary" disabled={save.isPending}>
-            Save limits
-          </button>
-          <Saved when={save.isSuccess} />
-        </div>
-        <InlineError error={save.error} />
+        <FormFooter save={save} label="Save limits" formError={formError} />
       </form>
     </Section>
   );
@@ -182,18 +195,7 @@ function BudgetSection() {
           onChange={setDraft}
           hint="An alert fires once a month when spend crosses the percentage, and once when the budget is reached."
         />
-        {formError && (
-          <p className="field-error" role="alert">
-            {formError}
-          </p>
-        )}
-        <div className="form-actions">
-          <button type="submit" className="btn btn-primary" disabled={save.isPending}>
-            Save budget
-          </button>
-          <Saved when={save.isSuccess} />
-        </div>
-        <InlineError error={save.error} />
+        <FormFooter save={save} label="Save budget" formError={formError} />
       </form>
     </Section>
   );
@@ -249,24 +251,11 @@ function LoggingSection() {
           <label htmlFor="logging-days">Keep bodies for (days)</label>
           <input id="logging-days" className="input" inputMode="numeric" value={days} disabled={locked} onChange={(e) => setDays(e.target.value)} />
         </div>
-        {formError && (
-          <p className="field-error" role="alert">
-            {formError}
-          </p>
-        )}
-        <div className="form-actions">
-          <button type="submit" className="btn btn-primary" disabled={save.isPending || locked}>
-            Save logging
-          </button>
-          <Saved when={save.isSuccess} />
-        </div>
-        <InlineError error={save.error} />
+        <FormFooter save={save} label="Save logging" formError={formError} disabled={locked} />
       </form>
     </Section>
   );
 }
-
-const knownProviders = ["openai", "anthropic", "azure", "google", "vertex", "bedrock", "mistral", "groq", "together", "deepseek", "cohere", "tavily"];
 
 function CredentialsSection() {
   const { ws, workspace, tz } = useWorkspace();
@@ -274,7 +263,7 @@ function CredentialsSection() {
   const client = useQueryClient();
   const list = useQuery({
     queryKey: ["credentials", ws],
-    queryFn: async () => listOf(await get<List<ProviderCredential>>(wsPath(ws, "/credentials"))),
+    queryFn: () => get<List<ProviderCredential> & { providers?: string[] }>(wsPath(ws, "/credentials")),
     enabled: enterprise,
   });
   const [provider, setProvider] = useState("");
@@ -314,7 +303,7 @@ function CredentialsSection() {
             <Loading label="Loading credentials" />
           ) : list.isError ? (
             <ErrorBox error={list.error} retry={() => void list.refetch()} />
-          ) : list.data.length === 0 ? (
+          ) : listOf(list.data).length === 0 ? (
             <Empty title="No provider credentials">
               <p>Requests use the gateway's own provider keys.</p>
             </Empty>
@@ -332,7 +321,7 @@ function CredentialsSection() {
                   </tr>
                 </thead>
                 <tbody>
-                  {list.data.map((c) => (
+                  {listOf(list.data).map((c) => (
                     <tr key={c.provider}>
                       <th scope="row" className="mono">
                         {c.provider}
@@ -387,7 +376,7 @@ function CredentialsSection() {
                 onChange={(e) => setProvider(e.target.value)}
               />
               <datalist id="cred-providers">
-                {knownProviders.map((p) => (
+                {(list.data?.providers ?? []).map((p) => (
                   <option key={p} value={p} />
                 ))}
               </datalist>
