@@ -114,7 +114,7 @@ async function main(argv: readonly string[]): Promise<number> {
     const upstream = await upstreamStart;
 
     if (cleanup.stopping) throw new Error("interrupted");
-    progress("starting the mesh (four processes, Postgres, Redis, NATS)");
+    progress("starting the mesh (one process per service, Postgres, Redis, NATS)");
     const gatewayStart = startGateway({ upstreamURL: upstream.url, upstreamKey, serviceEnv: serviceEnv(breakdownPrefix), built: flags.built });
     cleanup.add("mesh", () => stopMesh(gatewayStart, "services"));
     const gateway = await gatewayStart;
@@ -186,7 +186,7 @@ async function main(argv: readonly string[]): Promise<number> {
         ...(checkout ? { baseline: checkout.dir } : {}),
       },
       setup: {
-        mesh: "four processes",
+        mesh: "one process per service",
         services: servicesRun(flags.built),
         database: "postgres",
         bus: "nats",

@@ -4,7 +4,7 @@ import { fuzzClassTests } from "./fuzz-suite";
 import { startFuzzTarget, type FuzzTarget } from "./fuzz-target";
 import { fuzzSettings } from "./settings";
 
-/** The fuzz suite against the mesh: four processes on this machine's Postgres, Redis and NATS. */
+/** The fuzz suite against the mesh: one process per service on this machine's Postgres, Redis and NATS. */
 const settings = fuzzSettings();
 
 describe.skipIf(settings.mode === "embedded")("when hostile requests reach the mesh", () => {
