@@ -16,32 +16,34 @@ const texts = Object.entries(textNames) as Short<typeof textNames>;
 const numbers = Object.entries(numberNames) as Short<typeof numberNames>;
 const tokens = Object.entries(tokenNames) as Short<typeof tokenNames>;
 
+/**
+ * Straight-line concatenation, no closures or entry loops: it runs once per answer, cold, and each
+ * distinct piece of code touched then costs more than its instructions (bench/README.md).
+ */
 export function formatCallOutcome(outcome: CallOutcome): string {
-  const pairs: string[] = [];
-  const add = (pair: string) => pairs.push(pair);
-  for (const [short, name] of texts) {
-    const value = outcome[name];
-    if (value !== undefined) add(`${short}=${encodeURIComponent(value)}`);
-  }
-  for (const [short, name] of numbers) {
-    const value = outcome[name];
-    if (value !== undefined) add(`${short}=${value}`);
-  }
+  let text = "";
+  if (outcome.model !== undefined) text += `&m=${encodeURIComponent(outcome.model)}`;
+  if (outcome.provider !== undefined) text += `&p=${encodeURIComponent(outcome.provider)}`;
+  if (outcome.upstream_model !== undefined) text += `&um=${encodeURIComponent(outcome.upstream_model)}`;
+  if (outcome.attempts !== undefined) text += `&a=${outcome.attempts}`;
+  if (outcome.upstream_ms !== undefined) text += `&ums=${outcome.upstream_ms}`;
+  if (outcome.ttft_ms !== undefined) text += `&tt=${outcome.ttft_ms}`;
   const usage = outcome.usage;
   if (usage) {
-    for (const [short, name] of tokens) {
-      const value = usage[name];
-      if (value !== undefined) add(`${short}=${value}`);
-    }
+    if (usage.input_tokens !== undefined) text += `&in=${usage.input_tokens}`;
+    if (usage.output_tokens !== undefined) text += `&out=${usage.output_tokens}`;
+    if (usage.cached_input_tokens !== undefined) text += `&cr=${usage.cached_input_tokens}`;
+    if (usage.cache_write_tokens !== undefined) text += `&cw=${usage.cache_write_tokens}`;
+    if (usage.reasoning_tokens !== undefined) text += `&rs=${usage.reasoning_tokens}`;
   }
   const units = outcome.units;
   if (units) {
     for (const name of usageUnitNames) {
       const value = units[name];
-      if (value !== undefined) add(`u.${name}=${value}`);
+      if (value !== undefined) text += `&u.${name}=${value}`;
     }
   }
-  return pairs.join("&");
+  return text.length > 0 ? text.slice(1) : text;
 }
 
 const textOf = new Map<string, (typeof textNames)[keyof typeof textNames]>(texts);
