@@ -60,6 +60,8 @@ function usage(service: Service) {
   if (/\bworkSubjectFor\(/.test(code)) for (const s of ["jobs.work.inference", "jobs.work.tools"]) publishes.add(s);
   if (/\bnew UsagePublisher\(/.test(code)) publishes.add("usage.records");
   const subscribes = [...code.matchAll(/\.subscribe\(\s*"([a-z.]+)"/g)].map((m) => m[1] ?? "");
+  // service-kit's tracker of a worker's job attempts listens for superseded ones.
+  if (/\bnew JobAttempts\(/.test(code)) subscribes.push("jobs.cancel");
   const consumes = [...code.matchAll(/\.consume\(\s*"([a-z.]+)",\s*\{\s*durable:\s*"([A-Za-z0-9_-]+)"/g)].map((m) => ({
     subject: m[1] ?? "",
     durable: m[2] ?? "",

@@ -256,54 +256,64 @@ for (const name of targetNames) {
   });
 }
 
-describe("when a job outlives its deadline in the embedded default (1 s attempts, 2 attempts, short retention)", () => {
-  let gw: GatewayTarget;
-  let key: string;
-  beforeAll(async () => {
-    gw = await startGatewayTarget("the embedded default", config(), {
-      ...env,
-      GATEWAY_JOB_TIMEOUT_MS: "1000",
-      GATEWAY_JOB_MAX_ATTEMPTS: "2",
-      GATEWAY_JOB_SWEEP_MS: "200",
-      GATEWAY_JOB_RETENTION_HOURS: "0.001",
+for (const name of targetNames) {
+  describe(`when a job outlives its deadline in ${name} (1 s attempts, 2 attempts, short retention)`, () => {
+    let gw: GatewayTarget;
+    let key: string;
+    beforeAll(async () => {
+      gw = await startGatewayTarget(name, config(), {
+        ...env,
+        GATEWAY_JOB_TIMEOUT_MS: "1000",
+        GATEWAY_JOB_MAX_ATTEMPTS: "2",
+        GATEWAY_JOB_SWEEP_MS: "200",
+        GATEWAY_JOB_RETENTION_HOURS: "0.001",
+      });
+      ({ key } = await newWorkspaceKey(gw, { name: "deadlines", models: ["*"] }));
+    }, 60_000);
+    afterAll(async () => {
+      await gw?.stop();
+      oa.reset();
     });
-    ({ key } = await newWorkspaceKey(gw, { name: "deadlines", models: ["*"] }));
-  }, 60_000);
-  afterAll(async () => {
-    await gw?.stop();
-    oa.reset();
+
+    const get = async (id: string) => {
+      const res = await fetch(`${gw.baseURL}/async/embeddings/${id}`, { headers: { authorization: `Bearer ${key}` } });
+      return { status: res.status, body: (await res.json()) as Job };
+    };
+
+    it("then each attempt replaced is aborted first, it fails with a clear time-out after its last attempt, and is removed after retention", async () => {
+      oa.script({ hang: true }, { hang: true });
+      const res = await fetch(`${gw.baseURL}/async/embeddings`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+        body: JSON.stringify({ model: "embed", input: "never answered" }),
+      });
+      const { id } = (await res.json()) as Job;
+      const calls = () => oa.requests.filter((r) => JSON.stringify(r.body).includes("never answered"));
+      // The retry cancels the first attempt before it runs: its upstream call is closed, not left
+      // running beside the second (which would be paid for twice).
+      await eventually(() => expect(calls()).toHaveLength(2), 15_000);
+      await eventually(() => expect(calls()[0]?.aborted).toBe(true), 2_000);
+      expect((await get(id)).body.status).not.toBe("failed");
+      let last: Job | undefined;
+      const deadline = Date.now() + 20_000;
+      while (Date.now() < deadline) {
+        last = (await get(id)).body;
+        if (last.status === "failed") break;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      expect(last).toMatchObject({ status: "failed", error: { error: { code: "upstream_timeout", message: expect.stringContaining("2 attempts") } } });
+      // One upstream call per attempt.
+      expect(calls()).toHaveLength(2);
+      // Failing the job out of attempts cancels its last attempt too.
+      await eventually(() => expect(calls()[1]?.aborted).toBe(true), 2_000);
+      // Retention is 3.6 s: the finished job is then gone, as if it never was.
+      const gone = Date.now() + 15_000;
+      let status = 200;
+      while (status === 200 && Date.now() < gone) {
+        status = (await get(id)).status;
+        await new Promise((r) => setTimeout(r, 200));
+      }
+      expect(status).toBe(404);
+    }, 40_000);
   });
-
-  const get = async (id: string) => {
-    const res = await fetch(`${gw.baseURL}/async/embeddings/${id}`, { headers: { authorization: `Bearer ${key}` } });
-    return { status: res.status, body: (await res.json()) as Job };
-  };
-
-  it("then it is tried again, fails with a clear time-out after its last attempt, and is removed after retention", async () => {
-    oa.script({ hang: true }, { hang: true });
-    const res = await fetch(`${gw.baseURL}/async/embeddings`, {
-      method: "POST",
-      headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
-      body: JSON.stringify({ model: "embed", input: "never answered" }),
-    });
-    const { id } = (await res.json()) as Job;
-    let last: Job | undefined;
-    const deadline = Date.now() + 20_000;
-    while (Date.now() < deadline) {
-      last = (await get(id)).body;
-      if (last.status === "failed") break;
-      await new Promise((r) => setTimeout(r, 100));
-    }
-    expect(last).toMatchObject({ status: "failed", error: { error: { code: "upstream_timeout", message: expect.stringContaining("2 attempts") } } });
-    // One upstream call per attempt.
-    expect(oa.requests.filter((r) => JSON.stringify(r.body).includes("never answered"))).toHaveLength(2);
-    // Retention is 3.6 s: the finished job is then gone, as if it never was.
-    const gone = Date.now() + 15_000;
-    let status = 200;
-    while (status === 200 && Date.now() < gone) {
-      status = (await get(id)).status;
-      await new Promise((r) => setTimeout(r, 200));
-    }
-    expect(status).toBe(404);
-  }, 40_000);
-});
+}

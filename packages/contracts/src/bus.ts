@@ -155,9 +155,22 @@ export const BudgetAlert = z.object({
 });
 export type BudgetAlert = z.infer<typeof BudgetAlert>;
 
+/**
+ * A job's attempt was superseded (the jobs service retried it past its deadline, or failed the job):
+ * a worker running this attempt, or any earlier one, aborts it and reports nothing, and a worker
+ * handed one of those attempts later skips it. Broadcast, so every replica holding it hears.
+ */
+export const JobCancel = z.object({
+  job_id: z.string().startsWith("job_"),
+  /** Every attempt up to and including this one is superseded. */
+  attempt: z.number().int().min(1),
+});
+export type JobCancel = z.infer<typeof JobCancel>;
+
 export const broadcastSubjects = {
   "identity.changed": IdentityChanged,
   "budget.alert": BudgetAlert,
+  "jobs.cancel": JobCancel,
 } as const;
 
 export const workSubjects = {

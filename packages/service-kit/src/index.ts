@@ -12,6 +12,7 @@ export * from "./multipart";
 export * from "./json-body";
 export * from "./service-bus";
 export * from "./job-events";
+export * from "./job-attempts";
 export * from "./tool-credentials";
 export * from "./upstream";
 export * from "./caller-gone";

@@ -2,7 +2,7 @@ import type { Bus, Consumer, MessageMeta } from "@gw/bus";
 import { internalHeaders, jobStatuses, type BinaryJobResult, type CallOutcome, type JobEvent, type JobWork } from "@gw/contracts";
 import { GatewayError } from "@gw/errors";
 import type { Logger } from "@gw/logger";
-import { errorFormatFor, readCallOutcome, reportJobEvent, signIdentity } from "@gw/service-kit";
+import { errorFormatFor, JobAttempts, readCallOutcome, reportJobEvent, signIdentity } from "@gw/service-kit";
 import { busWithTraceContext, traceHeaders, withConsumerSpan } from "@gw/telemetry";
 import { Agent, request } from "undici";
 
@@ -44,7 +44,9 @@ export async function startJobWorker(options: JobWorkerOptions): Promise<Consume
   // Events carry the job's trace context, so the jobs service's handling of them joins the trace.
   const publish = (work: JobWork, status: string, extra: Partial<JobEvent> = {}) => reportJobEvent(busWithTraceContext(bus), work, status, extra);
 
-  async function run(work: JobWork): Promise<Outcome> {
+  const attempts = new JobAttempts(bus);
+
+  async function run(work: JobWork, signal: AbortSignal): Promise<Outcome> {
     const headers: Record<string, string> = {
       ...traceHeaders(),
       [internalHeaders.identity]: signIdentity(work.identity, options.internalSecret),
@@ -53,7 +55,7 @@ export async function startJobWorker(options: JobWorkerOptions): Promise<Consume
     if (work.credentials) headers[internalHeaders.credentials] = work.credentials;
     if (work.request_id) headers[internalHeaders.requestId] = work.request_id;
     const body = work.request.format === "json" ? JSON.stringify(work.request.body) : Buffer.from(work.request.base64, "base64");
-    const response = await request(`${options.selfUrl}/v1/${work.route}`, { method: "POST", headers, body, dispatcher: agent });
+    const response = await request(`${options.selfUrl}/v1/${work.route}`, { method: "POST", headers, body, dispatcher: agent, signal });
     const contentType = String(response.headers["content-type"] ?? "");
     const bytes = Buffer.from(await response.body.arrayBuffer());
     const answer = readAnswer(contentType, bytes);
@@ -67,15 +69,29 @@ export async function startJobWorker(options: JobWorkerOptions): Promise<Consume
 
   async function runJob(work: JobWork, meta: MessageMeta): Promise<void> {
     const log = { job: work.job_id, route: work.route, attempt: work.attempt, delivery: meta.deliveryCount };
+    const attempt = attempts.begin(work);
+    try {
+      await runAttempt(work, meta, attempt.signal, log);
+    } finally {
+      attempt.end();
+    }
+    if (attempt.superseded) logger.info(log, "jobs: a superseded attempt was stopped; a newer one runs the job");
+  }
+
+  /** One attempt; once superseded it reports nothing more and its message is acked (the newer attempt has its own). */
+  async function runAttempt(work: JobWork, meta: MessageMeta, signal: AbortSignal, log: Record<string, unknown>): Promise<void> {
+    if (signal.aborted) return;
     await publish(work, jobStatuses.processing);
     let outcome: Outcome;
     try {
-      outcome = await run(work);
+      outcome = await run(work, signal);
     } catch (err) {
+      if (signal.aborted) return;
       // This service's own route did not answer: it is stopping or overloaded. Try again later.
       logger.warn({ ...log, err }, "jobs: running a job failed before an answer; it will be delivered again");
       throw err;
     }
+    if (signal.aborted) return;
     if (!outcome.ok && TEMPORARY_STATUSES.has(outcome.status) && meta.deliveryCount < TEMPORARY_FAILURE_DELIVERIES) {
       logger.warn({ ...log, status: outcome.status }, "jobs: a job failed for now; it will be delivered again");
       throw new Error(`temporary failure ${outcome.status}`);
@@ -93,6 +109,7 @@ export async function startJobWorker(options: JobWorkerOptions): Promise<Consume
   return {
     async stop() {
       await consumer.stop();
+      attempts.stop();
       await agent.close();
     },
   };

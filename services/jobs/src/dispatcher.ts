@@ -128,15 +128,27 @@ export class Dispatcher {
     await Promise.all([this.sweeping, ...this.publishing]);
   }
 
+  /** Tells every worker that attempts up to `attempt` are superseded; a lost message costs only the upstream call it would have stopped. */
+  private async cancel(jobId: string, attempt: number): Promise<void> {
+    if (attempt < 1) return;
+    await this.bus
+      .publish("jobs.cancel", { job_id: jobId, attempt })
+      .catch((err: unknown) => this.logger.warn({ err, job: jobId, attempt }, "jobs: cancelling a superseded attempt failed"));
+  }
+
   async sweep(): Promise<void> {
     const { maxAttempts, retentionMs } = this.timings;
     for (const job of await this.store.retryOverdue(maxAttempts, BATCH)) {
       this.logger.warn({ job: job.id, attempt: job.attempts }, "jobs: an attempt passed its deadline; retrying");
+      // The attempt replaced stops first (a live worker aborts its upstream call), so the job is
+      // paid for once unless that attempt truly died.
+      await this.cancel(job.id, job.attempts - 1);
       await this.dispatch(job);
     }
     const failed = await this.store.failOverdue(maxAttempts, timeoutError, BATCH);
     if (failed.length > 0) this.logger.warn({ jobs: failed.map((f) => f.id) }, "jobs: out of attempts past the deadline; failed");
-    for (const { id, job } of failed) {
+    for (const { id, attempts, job } of failed) {
+      await this.cancel(id, attempts);
       const envelope = timeoutError(job.route, maxAttempts);
       const record = jobUsageRecord(id, job, { status: new GatewayError("upstream_timeout", "").status, errorType: errorTypeOf(envelope) });
       if (record)

@@ -134,6 +134,20 @@ describe("when the sweep looks at deadlines and retention", () => {
     expect((await store.undispatched(0, 100)).map((j) => j.id)).not.toContain(retried.id);
   });
 
+  it("then a superseded attempt's events change nothing, and the attempt that replaced it finishes the job", async () => {
+    const job = await created();
+    await store.apply(event(job.id, "processing", 1));
+    await db.query("UPDATE jobs.jobs SET deadline_at = now() - interval '1 second' WHERE id = $1", [job.id]);
+    expect((await store.retryOverdue(3, 100)).map((j) => [j.id, j.attempts])).toEqual([[job.id, 2]]);
+    // Attempt 1 answers late: neither its running status nor its result may touch the job.
+    expect((await store.apply(event(job.id, "processing", 2))).changed).toBe(false);
+    expect((await store.apply(event(job.id, "completed", 3, { result: { from: 1 } }))).changed).toBe(false);
+    expect(await store.read(job.id, "embeddings", "ws_a")).toMatchObject({ status: "queued", attempts: 2, result: null });
+    const second = { ...event(job.id, "completed", 4, { result: { from: 2 } }), attempt: 2 };
+    expect(await store.apply(second)).toMatchObject({ changed: true, finished: { route: "embeddings" } });
+    expect(await store.read(job.id, "embeddings", "ws_a")).toMatchObject({ status: "completed", attempts: 2, result: { from: 2 } });
+  });
+
   it("then finished jobs past retention are removed and running ones are kept", async () => {
     const done = await created();
     const running = await created();

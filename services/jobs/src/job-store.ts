@@ -40,6 +40,14 @@ export interface FinishedJob {
   capture_days: number | null;
 }
 
+/** A job failed by the sweep on its last attempt's deadline. */
+export interface TimedOut {
+  id: string;
+  /** Its last attempt, which the failure supersedes. */
+  attempts: number;
+  job: FinishedJob;
+}
+
 export interface NewJob {
   id: string;
   route: string;
@@ -199,12 +207,12 @@ export class JobStore {
   }
 
   /** Jobs past their deadline on their last attempt fail, with an error in the route's envelope. */
-  async failOverdue(maxAttempts: number, errorFor: (route: string, attempts: number) => unknown, limit: number): Promise<{ id: string; job: FinishedJob }[]> {
+  async failOverdue(maxAttempts: number, errorFor: (route: string, attempts: number) => unknown, limit: number): Promise<TimedOut[]> {
     const overdue = await this.db.query<{ id: string; route: string; attempts: number }>(
       `SELECT id, route, attempts FROM jobs.jobs WHERE ${OPEN} AND deadline_at < now() AND attempts >= $1 ORDER BY deadline_at LIMIT $2`,
       [maxAttempts, limit],
     );
-    const failed: { id: string; job: FinishedJob }[] = [];
+    const failed: TimedOut[] = [];
     for (const row of overdue.rows) {
       const done = await this.db.query<FinishedJob>(
         `UPDATE jobs.jobs SET status = '${jobStatuses.failed}', error = $2, completed_at = now(), updated_at = now(), deadline_at = NULL,
@@ -214,15 +222,16 @@ export class JobStore {
         [row.id, jsonText(errorFor(row.route, row.attempts))],
       );
       const job = done.rows[0];
-      if (job) failed.push({ id: row.id, job });
+      if (job) failed.push({ id: row.id, attempts: row.attempts, job });
     }
     return failed;
   }
 
   /**
    * Applies a worker's event. A finished job never changes again; a finished status always wins over
-   * a running one; a running status replaces another only when it was reported later. A running
-   * status pushes the deadline out: the attempt is alive. Returns whether the row changed and, when
+   * a running one; a running status replaces another only when it was reported later. An event of an
+   * attempt the job has moved past (a deadline retry) changes nothing. A running status pushes the
+   * deadline out: the attempt is alive. Returns whether the row changed and, when
    * this event finished the job, the token reservation to settle.
    */
   async apply(event: JobEvent): Promise<{ changed: boolean; ticket?: TokenTicket; finished?: FinishedJob }> {
@@ -236,7 +245,7 @@ export class JobStore {
          completed_at = CASE WHEN $4::boolean THEN now() ELSE completed_at END,
          deadline_at = CASE WHEN $4::boolean THEN NULL ELSE now() + $7 * interval '1 millisecond' END,
          upstream_id = COALESCE($8, upstream_id)
-       WHERE id = $1 AND ${OPEN} AND ($4::boolean OR COALESCE(status_at, 0) <= $3)
+       WHERE id = $1 AND attempts = $9 AND ${OPEN} AND ($4::boolean OR COALESCE(status_at, 0) <= $3)
        RETURNING token_ticket, workspace_id, key_id, route, request_id, created_at, completed_at, capture_days,
          CASE WHEN $4::boolean THEN request ELSE NULL END AS request`,
       [
@@ -248,6 +257,7 @@ export class JobStore {
         jsonText(event.error),
         this.attemptTimeoutMs,
         event.upstream_id === undefined ? null : withoutNul(event.upstream_id),
+        event.attempt,
       ],
     );
     const row = result.rows[0] as (FinishedJob & { token_ticket: TokenTicket | null }) | undefined;

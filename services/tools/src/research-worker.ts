@@ -2,7 +2,7 @@ import type { Bus, Consumer, MessageMeta } from "@gw/bus";
 import { jobStatuses, type JobEvent, type JobWork, type WebtoolResearchRequest, type WebtoolResearchStatus } from "@gw/contracts";
 import { GatewayError } from "@gw/errors";
 import { redactSecrets, type Logger } from "@gw/logger";
-import { CredentialsReader, reportJobEvent } from "@gw/service-kit";
+import { CredentialsReader, JobAttempts, reportJobEvent } from "@gw/service-kit";
 import { busWithTraceContext, traceHeaders, withConsumerSpan } from "@gw/telemetry";
 import type { Dispatcher } from "undici";
 import type { GatewayConfig } from "@gw/config";
@@ -48,6 +48,7 @@ export async function startResearchWorker(options: ResearchWorkerOptions): Promi
   const { bus, logger } = options;
   const credentials = new CredentialsReader(options.internalSecret, (values) => redactSecrets(logger, values));
   const stopping = new AbortController();
+  const attempts = new JobAttempts(bus);
 
   // Events carry the job's trace context, so the jobs service's handling of them joins the trace.
   const publish = (work: JobWork, status: string, extra: Partial<JobEvent> = {}) => reportJobEvent(busWithTraceContext(bus), work, status, extra);
@@ -55,7 +56,8 @@ export async function startResearchWorker(options: ResearchWorkerOptions): Promi
   const fail = (work: JobWork, error: GatewayError) =>
     publish(work, jobStatuses.failed, { error: error.toEnvelope("openai"), status_code: error.status, outcome: { provider: "webtool" } });
 
-  async function run(work: JobWork, meta: MessageMeta): Promise<void> {
+  async function run(work: JobWork, meta: MessageMeta, signal: AbortSignal): Promise<void> {
+    if (signal.aborted) return;
     if (work.route !== RESEARCH_ROUTE || work.request.format !== "json") {
       await fail(work, new GatewayError("not_found", `The tools service runs no jobs of route ${work.route}`));
       return;
@@ -82,13 +84,14 @@ export async function startResearchWorker(options: ResearchWorkerOptions): Promi
     const lastDelivery = meta.deliveryCount >= TEMPORARY_FAILURE_DELIVERIES;
     const upstreamId = work.resume?.upstream_id;
     if (!upstreamId) {
-      const started = await startResearch(deps, work.request.body as WebtoolResearchRequest, { signal: stopping.signal });
+      const started = await startResearch(deps, work.request.body as WebtoolResearchRequest, { signal });
       if (!started.ok) {
         if (started.error.retryable && !lastDelivery) throw started.error;
         await fail(work, started.error);
         return;
       }
       const upstream_id = started.value.request_id;
+      if (signal.aborted) return;
       await publish(work, started.value.status, { upstream_id });
       // The polling continues as a message of its own that names the task: if this process dies
       // while polling, the task is resumed where it is rather than started (and paid for) again.
@@ -99,9 +102,10 @@ export async function startResearchWorker(options: ResearchWorkerOptions): Promi
     let readFailures = 0;
     let lastStatus: string | undefined;
     for (;;) {
-      await sleep(wait, stopping.signal);
+      await sleep(wait, signal);
       wait = Math.min(options.polling.maxMs, Math.round(wait * 1.5));
-      const read = await getResearch(deps, upstreamId, { signal: stopping.signal });
+      const read = await getResearch(deps, upstreamId, { signal });
+      if (signal.aborted) return;
       if (!read.ok) {
         if (!read.error.retryable) {
           await fail(work, read.error);
@@ -145,12 +149,17 @@ export async function startResearchWorker(options: ResearchWorkerOptions): Promi
     { durable: "tools", concurrency: options.concurrency, maxDeliver: 10, ackWaitMs: 10_000, retryDelayMs: 5_000 },
     (work, meta) =>
       withConsumerSpan({ bus, subject: "jobs.work.tools", group: "tools", meta }, async () => {
+        const attempt = attempts.begin(work);
         try {
-          await run(work, meta);
+          // A superseded attempt stops polling and reports nothing; the newer one resumes the task.
+          await run(work, meta, AbortSignal.any([stopping.signal, attempt.signal]));
         } catch (err) {
+          if (attempt.superseded && !stopping.signal.aborted) return;
           if (!stopping.signal.aborted)
             logger.warn({ job: work.job_id, delivery: meta.deliveryCount, err }, "research: a job failed for now; it will be delivered again");
           throw err;
+        } finally {
+          attempt.end();
         }
       }),
   );
@@ -159,6 +168,7 @@ export async function startResearchWorker(options: ResearchWorkerOptions): Promi
       // Polls in progress end at once; their jobs are delivered again to a running replica.
       stopping.abort();
       await consumer.stop();
+      attempts.stop();
     },
   };
 }
