@@ -1,16 +1,23 @@
+import { randomUUID } from "node:crypto";
+import { buffer } from "node:stream/consumers";
 import type { Bus, Consumer, MessageMeta } from "@gw/bus";
-import { internalHeaders, jobStatuses, type BinaryJobResult, type CallOutcome, type JobEvent, type JobWork } from "@gw/contracts";
+import { jobStatuses, type BinaryJobResult, type CallOutcome, type JobEvent, type JobWork } from "@gw/contracts";
 import { GatewayError } from "@gw/errors";
-import type { Logger } from "@gw/logger";
-import { errorFormatFor, JobAttempts, readCallOutcome, reportJobEvent, signIdentity } from "@gw/service-kit";
-import { busWithTraceContext, traceHeaders, withConsumerSpan } from "@gw/telemetry";
-import { Agent, request } from "undici";
+import { redactSecrets, type Logger } from "@gw/logger";
+import { CredentialsReader, JobAttempts, errorFormatFor, reportJobEvent, toGatewayError } from "@gw/service-kit";
+import { busWithTraceContext, withConsumerSpan } from "@gw/telemetry";
+import type { RouteAnswer, RouteContext, RouteHandlers } from "./routes/route-handler";
+import { CallMeter } from "./usage/call-meter";
+import type { GenAiObserver } from "./usage/genai-observer";
 
 export interface JobWorkerOptions {
   bus: Bus;
-  /** This service's own URL: a job runs through the regular route, so its result is that route's answer. */
-  selfUrl: string;
+  /** The model routes' own handlers: a job runs through its regular route, so its result is that route's answer. */
+  handlers: RouteHandlers;
+  /** Opens the workspace credentials a job carries (sealed for transit, as ingress seals them). */
   internalSecret: string;
+  /** The GenAI metrics hear of a job's call as of a live one's. */
+  observer?: GenAiObserver;
   logger: Logger;
   /** Jobs run at once by this process. */
   concurrency: number;
@@ -27,19 +34,19 @@ const RETRY_DELAY_MS = 5_000;
 const ACK_WAIT_MS = 10_000;
 const TEMPORARY_STATUSES = new Set([429, 502, 503, 504]);
 
-type Outcome = ({ ok: true; result: unknown; usageTokens?: number } | { ok: false; status: number; error: unknown }) & { call?: CallOutcome };
+type Result = { ok: true; result: unknown; usageTokens?: number } | { ok: false; status: number; error: unknown };
+type Outcome = Result & { call?: CallOutcome };
 
 /**
- * Runs model jobs from `jobs.work.inference`: reports `processing`, calls the job's regular route on
- * this service with the identity (and sealed credentials) the creating call had, and reports
+ * Runs model jobs from `jobs.work.inference`: reports `processing`, runs the job's regular route's
+ * handler in this process with the identity (and credentials) the creating call had, and reports
  * `completed` with the route's answer or `failed` with its error envelope. The message is acked only
  * after the outcome is on the bus, so a crash at any point means a redelivery, never a lost job; the
  * jobs service absorbs the duplicate events that redeliveries cause.
  */
 export async function startJobWorker(options: JobWorkerOptions): Promise<Consumer> {
   const { bus, logger } = options;
-  // Unbounded here: the route bounds each upstream attempt, the jobs service bounds the whole job.
-  const agent = new Agent({ headersTimeout: 0, bodyTimeout: 0, keepAliveTimeout: 30_000 });
+  const credentials = new CredentialsReader(options.internalSecret, (values) => redactSecrets(logger, values));
 
   // Events carry the job's trace context, so the jobs service's handling of them joins the trace.
   const publish = (work: JobWork, status: string, extra: Partial<JobEvent> = {}) => reportJobEvent(busWithTraceContext(bus), work, status, extra);
@@ -47,24 +54,34 @@ export async function startJobWorker(options: JobWorkerOptions): Promise<Consume
   const attempts = new JobAttempts(bus);
 
   async function run(work: JobWork, signal: AbortSignal): Promise<Outcome> {
-    const headers: Record<string, string> = {
-      ...traceHeaders(),
-      [internalHeaders.identity]: signIdentity(work.identity, options.internalSecret),
-      "content-type": work.request.format === "json" ? "application/json" : work.request.content_type,
-    };
-    if (work.credentials) headers[internalHeaders.credentials] = work.credentials;
-    if (work.request_id) headers[internalHeaders.requestId] = work.request_id;
-    const body = work.request.format === "json" ? JSON.stringify(work.request.body) : Buffer.from(work.request.base64, "base64");
-    const response = await request(`${options.selfUrl}/v1/${work.route}`, { method: "POST", headers, body, dispatcher: agent, signal });
-    const contentType = String(response.headers["content-type"] ?? "");
-    const bytes = Buffer.from(await response.body.arrayBuffer());
-    const answer = readAnswer(contentType, bytes);
-    const call = readCallOutcome(response.headers[internalHeaders.outcome]);
-    if (response.statusCode >= 200 && response.statusCode < 300) {
-      const usage = Number(response.headers[internalHeaders.usageTokens]);
-      return { ok: true, result: answer, call, ...(Number.isInteger(usage) && usage >= 0 ? { usageTokens: usage } : {}) };
+    const path = `/v1/${work.route}`;
+    const started = performance.now();
+    const meter = new CallMeter();
+    let answer: RouteAnswer;
+    try {
+      const handler = options.handlers.get(path);
+      if (!handler) throw new GatewayError("not_found", `Unknown route: POST ${path}`);
+      const requestId = work.request_id ?? `req_${randomUUID().replaceAll("-", "")}`;
+      const ctx: RouteContext = {
+        identity: work.identity,
+        credentials: credentials.read(work.credentials, work.identity.workspace_id),
+        requestId,
+        log: logger.child({ request_id: requestId, job: work.job_id }),
+        signal,
+        meter,
+      };
+      const input =
+        work.request.format === "json"
+          ? { body: work.request.body }
+          : { body: Buffer.from(work.request.base64, "base64"), contentType: work.request.content_type };
+      answer = await handler(input, ctx);
+    } catch (err) {
+      answer = { kind: "error", error: toGatewayError(err) };
     }
-    return { ok: false, status: response.statusCode, error: answer, call };
+    const outcome = await outcomeOf(answer, path);
+    const status = outcome.ok ? 200 : outcome.status;
+    options.observer?.ended(path, meter, status, outcome.ok ? undefined : errorTypeOf(outcome.error, status), performance.now() - started);
+    return { ...outcome, call: meter.outcome() };
   }
 
   async function runJob(work: JobWork, meta: MessageMeta): Promise<void> {
@@ -110,24 +127,34 @@ export async function startJobWorker(options: JobWorkerOptions): Promise<Consume
     async stop() {
       await consumer.stop();
       attempts.stop();
-      await agent.close();
     },
   };
 }
 
-/**
- * A JSON answer as JSON, a text one (srt, vtt, text transcriptions) as its text, anything else
- * (speech) as its bytes in base64 with their content type.
- */
-function readAnswer(contentType: string, bytes: Buffer): unknown {
-  if (/^application\/json/i.test(contentType)) {
-    try {
-      return JSON.parse(bytes.toString("utf8"));
-    } catch {
-      return new GatewayError("upstream_error", "The model route answered with malformed JSON").toEnvelope(errorFormatFor("/v1"));
+/** The route's answer as the job keeps it: JSON as JSON, text as text, bytes (speech) in base64 with their type. */
+async function outcomeOf(answer: RouteAnswer, path: string): Promise<Result> {
+  switch (answer.kind) {
+    case "json":
+      return { ok: true, result: answer.body, ...(answer.totalTokens !== undefined ? { usageTokens: answer.totalTokens } : {}) };
+    case "text":
+      return { ok: true, result: answer.text };
+    case "bytes": {
+      const binary: BinaryJobResult = { object: "binary", content_type: answer.contentType, data: (await buffer(answer.body)).toString("base64") };
+      return { ok: true, result: binary };
     }
+    case "live":
+      return failure(new GatewayError("invalid_request", "A streamed answer cannot be a job's result; send `stream: false`"), path);
+    case "error":
+      return failure(answer.error, path);
   }
-  if (/^text\//i.test(contentType)) return bytes.toString("utf8");
-  const binary: BinaryJobResult = { object: "binary", content_type: contentType || "application/octet-stream", data: bytes.toString("base64") };
-  return binary;
+}
+
+function failure(error: GatewayError, path: string): Result {
+  return { ok: false, status: error.status, error: error.toEnvelope(errorFormatFor(path)) };
+}
+
+/** The error type a live call's metrics would carry: the envelope's. */
+function errorTypeOf(envelope: unknown, status: number): string {
+  const type = (envelope as { error?: { type?: unknown } }).error?.type;
+  return typeof type === "string" ? type : String(status);
 }

@@ -14,6 +14,7 @@ import { mountResponsesRoutes } from "./routes/responses";
 import { mountRerankRoutes } from "./routes/rerank";
 import { mountOcrRoutes } from "./routes/ocr";
 import { startJobWorker } from "./job-worker";
+import type { RouteHandlers } from "./routes/route-handler";
 import { providerAdapters } from "./providers/registry";
 import { genAiObserver } from "./usage/genai-observer";
 import { createPricer } from "@gw/pricing";
@@ -45,6 +46,7 @@ export function createInferenceService(deps: InferenceDeps): InferenceService {
   const { settings, logger } = deps;
   const agent = createUpstreamAgent();
   const catalog = new Catalog(deps.gateway);
+  const handlers: RouteHandlers = new Map();
   let genAi: GenAiMetrics | undefined;
   let observer: ReturnType<typeof genAiObserver> | undefined;
   // A deployment failing 5 times in a row is skipped for 30 s, then tried once before it is trusted.
@@ -59,7 +61,7 @@ export function createInferenceService(deps: InferenceDeps): InferenceService {
     onClose: (req, res, durationMs) => observer?.onClose(req, res, durationMs),
     mount(app) {
       mountModelRoutes(app, catalog);
-      const routeDeps = { catalog, config: deps.gateway, secrets: deps.secrets, agent, bodyLimit: `${settings.bodyLimitBytes}b`, breakers, genAi };
+      const routeDeps = { catalog, config: deps.gateway, secrets: deps.secrets, agent, bodyLimit: `${settings.bodyLimitBytes}b`, breakers, genAi, handlers };
       mountChatRoutes(app, routeDeps);
       mountMessagesRoutes(app, routeDeps);
       mountResponsesRoutes(app, routeDeps);
@@ -90,7 +92,8 @@ export function createInferenceService(deps: InferenceDeps): InferenceService {
       if (settings.jobConcurrency > 0) {
         worker = await startJobWorker({
           bus: deps.bus,
-          selfUrl: server.url,
+          handlers,
+          observer,
           internalSecret: settings.internalSecret,
           logger,
           concurrency: settings.jobConcurrency,

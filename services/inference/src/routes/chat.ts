@@ -6,7 +6,8 @@ import type { Catalog, GenAiMetrics } from "@gw/service-kit";
 import type { CircuitBreakers } from "../circuit-breaker";
 import { chatOn } from "../translate/adapt";
 import { mountModelRoute } from "./model-route";
-import { sendOpenAIAnswer } from "./openai-answer";
+import type { RouteHandlers } from "./route-handler";
+import { openAIAnswer } from "./openai-answer";
 
 export interface ChatRouteDeps {
   catalog: Catalog;
@@ -16,6 +17,8 @@ export interface ChatRouteDeps {
   bodyLimit: string;
   breakers?: CircuitBreakers;
   genAi?: GenAiMetrics;
+  /** Every model route's handler, for the job worker. */
+  handlers: RouteHandlers;
 }
 
 export function mountChatRoutes(router: IRouter, deps: ChatRouteDeps): void {
@@ -24,6 +27,6 @@ export function mountChatRoutes(router: IRouter, deps: ChatRouteDeps): void {
     type: "chat",
     schema: ChatCompletionRequest,
     call: chatOn,
-    respond: sendOpenAIAnswer,
+    answer: openAIAnswer,
   });
 }

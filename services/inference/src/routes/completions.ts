@@ -2,7 +2,7 @@ import type { IRouter } from "express";
 import { CompletionRequest } from "@gw/contracts";
 import type { ChatRouteDeps } from "./chat";
 import { mountModelRoute } from "./model-route";
-import { sendOpenAIAnswer } from "./openai-answer";
+import { openAIAnswer } from "./openai-answer";
 
 /**
  * `POST /v1/completions`, OpenAI's legacy text completions, for `completion` models. Usage goes to
@@ -14,6 +14,6 @@ export function mountCompletionsRoutes(router: IRouter, deps: ChatRouteDeps): vo
     type: "completion",
     schema: CompletionRequest,
     call: ({ adapter, ctx }, call) => adapter.completions?.(ctx, call),
-    respond: sendOpenAIAnswer,
+    answer: openAIAnswer,
   });
 }

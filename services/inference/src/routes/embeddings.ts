@@ -3,7 +3,6 @@ import { EmbeddingsRequest, type EmbeddingEncoding, type EmbeddingsResponse } fr
 import { GatewayError } from "@gw/errors";
 import type { ChatRouteDeps } from "./chat";
 import { mountModelRoute } from "./model-route";
-import { sendJson } from "./json-answer";
 
 /**
  * `POST /v1/embeddings` in OpenAI's format, for every embedding model. Whatever encoding the
@@ -16,10 +15,10 @@ export function mountEmbeddingsRoutes(router: IRouter, deps: ChatRouteDeps): voi
     type: "embedding",
     schema: EmbeddingsRequest,
     call: ({ adapter, ctx }, call) => adapter.embeddings?.(ctx, call),
-    respond(res, result, request) {
-      const answer = encodeEmbeddings(result.response, request.encoding_format ?? "float");
+    answer(result, request) {
+      const body = encodeEmbeddings(result.response, request.encoding_format ?? "float");
       // Ingress settles its token-limit reservation with this, then removes the header.
-      sendJson(res, answer, answer.usage?.total_tokens);
+      return { kind: "json", body, totalTokens: body.usage?.total_tokens };
     },
   });
 }

@@ -3,7 +3,6 @@ import { ImageGenerationRequest } from "@gw/contracts";
 import type { ChatRouteDeps } from "./chat";
 import { mountModelRoute } from "./model-route";
 import { writeRelayedStream } from "./relay-stream";
-import { sendJson } from "./json-answer";
 
 /**
  * `POST /v1/images/generations` for `image` models. The answer passes through as the upstream gave
@@ -16,9 +15,9 @@ export function mountImagesRoutes(router: IRouter, deps: ChatRouteDeps): void {
     type: "image",
     schema: ImageGenerationRequest,
     call: ({ adapter, ctx }, call) => adapter.imageGenerations?.(ctx, call),
-    async respond(res, result) {
-      if (result.kind === "stream") return writeRelayedStream(res, result.events);
-      sendJson(res, result.response, result.response.usage?.total_tokens);
+    answer(result) {
+      if (result.kind === "stream") return { kind: "live", send: (res) => writeRelayedStream(res, result.events) };
+      return { kind: "json", body: result.response, totalTokens: result.response.usage?.total_tokens };
     },
   });
 }

@@ -5,7 +5,7 @@ import { messagesOn } from "../translate/adapt";
 import type { ChatRouteDeps } from "./chat";
 import { mountModelRoute } from "./model-route";
 import { endSse, startSse, writeSse } from "./sse-writer";
-import { sendJson } from "./json-answer";
+import type { RouteAnswer } from "./route-handler";
 
 /**
  * `POST /v1/messages`, the Anthropic format, for every chat model: Anthropic-kind providers answer
@@ -13,21 +13,19 @@ import { sendJson } from "./json-answer";
  * picks it by path); stream events keep their `event:` names.
  */
 export function mountMessagesRoutes(router: IRouter, deps: ChatRouteDeps): void {
-  mountModelRoute(router, deps, { path: "/v1/messages", type: "chat", schema: MessagesRequest, call: messagesOn, respond: sendMessagesAnswer });
+  mountModelRoute(router, deps, { path: "/v1/messages", type: "chat", schema: MessagesRequest, call: messagesOn, answer: messagesAnswer });
 }
 
-async function sendMessagesAnswer(
-  res: Response,
-  result: { kind: "json"; message: MessagesResponse } | { kind: "stream"; events: AsyncIterable<MessagesStreamItem> },
-): Promise<void> {
-  if (result.kind === "json") {
-    sendJson(res, result.message, totalTokens(result.message.usage));
-    return;
-  }
+function messagesAnswer(result: { kind: "json"; message: MessagesResponse } | { kind: "stream"; events: AsyncIterable<MessagesStreamItem> }): RouteAnswer {
+  if (result.kind === "json") return { kind: "json", body: result.message, totalTokens: totalTokens(result.message.usage) };
+  return { kind: "live", send: (res) => sendMessagesStream(res, result.events) };
+}
+
+async function sendMessagesStream(res: Response, events: AsyncIterable<MessagesStreamItem>): Promise<void> {
   startSse(res);
   const usage = new StreamUsage();
   const end = () => endSse(res, usage.seen ? usage.total : undefined);
-  for await (const item of result.events) {
+  for await (const item of events) {
     if (item.type === "error") {
       const error = { type: "error", error: { type: anthropicErrorType(item.error.type), message: item.error.message } };
       await writeSse(res, JSON.stringify(error), "error");

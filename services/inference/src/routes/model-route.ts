@@ -1,13 +1,12 @@
-import type { IRouter, Response } from "express";
+import type { IRouter } from "express";
 import type { z } from "zod";
 import type { ModelType } from "@gw/config";
 import { fromZodError, type GatewayError } from "@gw/errors";
-import type { Logger } from "@gw/logger";
-import { clientGone, jsonBody, routeLabel, sendError } from "@gw/service-kit";
+import { jsonBody } from "@gw/service-kit";
 import { withFallback, type RouteAttempt } from "../fallback";
 import type { UpstreamCall } from "../providers/types";
-import { meterOf, setOutcomeHeader } from "../usage/call-meter";
 import type { ChatRouteDeps } from "./chat";
+import { type RouteAnswer, serveRoute } from "./route-handler";
 
 type Outcome<T> = ({ ok: true } & T) | { ok: false; error: GatewayError };
 
@@ -18,7 +17,7 @@ export interface ModelRouteSpec<Req extends { model: string }, T> {
   schema: z.ZodType<Req>;
   /** The operation on one route; undefined when the route's provider cannot do it. */
   call(route: RouteAttempt, call: UpstreamCall<Req>): Promise<Outcome<T>> | undefined;
-  respond(res: Response, result: { ok: true } & T, request: Req): Promise<void> | void;
+  answer(result: { ok: true } & T, request: Req): RouteAnswer;
 }
 
 /**
@@ -27,29 +26,22 @@ export interface ModelRouteSpec<Req extends { model: string }, T> {
  * workspace's own credentials, a failure in the route's envelope (none once the caller has gone).
  */
 export function mountModelRoute<Req extends { model: string }, T>(router: IRouter, deps: ChatRouteDeps, spec: ModelRouteSpec<Req, T>): void {
-  router.post(spec.path, routeLabel(spec.path), jsonBody(deps.bodyLimit), async (req, res) => {
-    const parsed = spec.schema.safeParse(req.body);
+  serveRoute(router, deps.handlers, spec.path, jsonBody(deps.bodyLimit), async (input, ctx) => {
+    const parsed = spec.schema.safeParse(input.body);
     if (!parsed.success) throw fromZodError(parsed.error);
     const request = parsed.data;
-    const model = deps.catalog.resolve(res.locals.identity!, request.model, spec.type);
-    const signal = clientGone(res);
-    const log: Logger = res.locals.log;
-    const meter = meterOf(res);
-    const result = await withFallback<T>(model, request.model, { ...deps, log, signal, credentials: res.locals.credentials, meter }, (route) =>
+    const model = deps.catalog.resolve(ctx.identity, request.model, spec.type);
+    const { signal, log, credentials, meter } = ctx;
+    const result = await withFallback<T>(model, request.model, { ...deps, log, signal, credentials, meter }, (route) =>
       spec.call(route, {
         request,
         publicModel: request.model,
         upstreamModel: route.upstreamModel,
-        requestId: res.locals.requestId,
+        requestId: ctx.requestId,
         signal,
-        anthropicBeta: req.get("anthropic-beta"),
+        anthropicBeta: ctx.anthropicBeta,
       }),
     );
-    if (!result.ok) {
-      setOutcomeHeader(res);
-      if (!signal.aborted) sendError(res, result.error, req.path);
-      return;
-    }
-    await spec.respond(res, result, request);
+    return result.ok ? spec.answer(result, request) : { kind: "error", error: result.error };
   });
 }

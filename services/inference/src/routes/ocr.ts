@@ -2,7 +2,6 @@ import type { IRouter } from "express";
 import { OcrRequest } from "@gw/contracts";
 import type { ChatRouteDeps } from "./chat";
 import { mountModelRoute } from "./model-route";
-import { sendJson } from "./json-answer";
 
 /**
  * `POST /v1/ocr` in the public (Mistral, as LiteLLM serves it) format for every OCR model: the
@@ -14,9 +13,9 @@ export function mountOcrRoutes(router: IRouter, deps: ChatRouteDeps): void {
     type: "ocr",
     schema: OcrRequest,
     call: ({ adapter, ctx }, call) => adapter.ocr?.(ctx, call),
-    respond(res, result) {
+    answer(result) {
       // OCR is billed by pages, not tokens: 0 tokens count against the workspace's token limit.
-      sendJson(res, result.response, 0);
+      return { kind: "json", body: result.response, totalTokens: 0 };
     },
   });
 }

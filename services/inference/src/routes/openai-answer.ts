@@ -1,8 +1,8 @@
 import type { Response } from "express";
 import type { Usage } from "@gw/contracts";
 import type { StreamFailure } from "../providers/types";
+import type { RouteAnswer } from "./route-handler";
 import { endSse, startSse, writeSse } from "./sse-writer";
-import { sendJson } from "./json-answer";
 
 /** A chat or text completion answer in OpenAI's shape: one JSON body, or a stream of chunks. */
 export type OpenAIAnswer =
@@ -13,18 +13,19 @@ export type OpenAIAnswer =
     };
 
 /**
- * Sends an OpenAI-shaped answer, and tells ingress the real usage so it can settle the token
- * reservation: a header on JSON answers; on streams, whose usage is known only at the end, a trailer
- * (ingress removes both). A stream ends with `[DONE]`, or with one `{"error":…}` event on failure.
+ * An OpenAI-shaped answer, with the real usage ingress settles the token reservation with: a header
+ * on JSON answers; on streams, whose usage is known only at the end, a trailer (ingress removes
+ * both). A stream ends with `[DONE]`, or with one `{"error":…}` event on failure.
  */
-export async function sendOpenAIAnswer(res: Response, answer: OpenAIAnswer): Promise<void> {
-  if (answer.kind === "json") {
-    sendJson(res, answer.completion, answer.completion.usage?.total_tokens);
-    return;
-  }
+export function openAIAnswer(answer: OpenAIAnswer): RouteAnswer {
+  if (answer.kind === "json") return { kind: "json", body: answer.completion, totalTokens: answer.completion.usage?.total_tokens };
+  return { kind: "live", send: (res) => sendOpenAIStream(res, answer.events) };
+}
+
+async function sendOpenAIStream(res: Response, events: Extract<OpenAIAnswer, { kind: "stream" }>["events"]): Promise<void> {
   startSse(res);
   let totalTokens: number | undefined;
-  for await (const event of answer.events) {
+  for await (const event of events) {
     if (event.type === "usage") {
       totalTokens = event.usage.total_tokens;
       continue;

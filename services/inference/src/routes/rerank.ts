@@ -2,7 +2,6 @@ import type { IRouter } from "express";
 import { RerankRequest } from "@gw/contracts";
 import type { ChatRouteDeps } from "./chat";
 import { mountModelRoute } from "./model-route";
-import { sendJson } from "./json-answer";
 
 /**
  * `POST /v1/rerank` in the public (Cohere v2) format for every rerank model: results by descending
@@ -14,10 +13,10 @@ export function mountRerankRoutes(router: IRouter, deps: ChatRouteDeps): void {
     type: "rerank",
     schema: RerankRequest,
     call: ({ adapter, ctx }, call) => adapter.rerank?.(ctx, call),
-    respond(res, result) {
+    answer(result) {
       // Token-billed providers report their count; search-unit-billed ones report 0 tokens. Without
       // either, ingress keeps its estimate.
-      sendJson(res, result.response, result.usageTokens);
+      return { kind: "json", body: result.response, totalTokens: result.usageTokens };
     },
   });
 }

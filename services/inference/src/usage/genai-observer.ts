@@ -40,9 +40,27 @@ const MAX_WAITING = 1_000;
  * observed a batch at a time, off the request's turn: pricing and five histogram updates cost a
  * fraction in a loop of what they cost cold after each request.
  */
-export function genAiObserver(genAi: GenAiMetrics, pricer?: Pricer): { onClose(req: Request, res: Response, durationMs: number): void; flush(): void } {
+export interface GenAiObserver {
+  onClose(req: Request, res: Response, durationMs: number): void;
+  /** A call that ended without an HTTP exchange of its own (an async job's). */
+  ended(path: string, meter: CallMeter, status: number, errorType: string | undefined, durationMs: number): void;
+  flush(): void;
+}
+
+export function genAiObserver(genAi: GenAiMetrics, pricer?: Pricer): GenAiObserver {
   let waiting: EndedCall[] = [];
   let timer: NodeJS.Timeout | undefined;
+
+  const ended = (path: string, meter: CallMeter | undefined, status: number, errorType: string | undefined, durationMs: number): void => {
+    const operation = operations[path];
+    if (operation === undefined || !meter?.requestModel) return;
+    waiting.push({ operation, path, meter, status, errorType, durationMs });
+    if (waiting.length >= MAX_WAITING) flush();
+    else if (!timer) {
+      timer = setTimeout(flush, OBSERVE_EVERY_MS);
+      timer.unref();
+    }
+  };
 
   const flush = (): void => {
     clearTimeout(timer);
@@ -54,17 +72,12 @@ export function genAiObserver(genAi: GenAiMetrics, pricer?: Pricer): { onClose(r
 
   return {
     onClose(req, res, durationMs) {
-      const operation = operations[req.path];
-      const meter = operation === undefined ? undefined : meterFor(res);
-      if (operation === undefined || !meter?.requestModel) return;
+      const meter = meterFor(res);
+      if (!meter) return;
       const status = res.writableFinished ? res.statusCode : 499;
-      waiting.push({ operation, path: req.path, meter, status, errorType: status >= 400 ? (res.locals.errorType ?? String(status)) : undefined, durationMs });
-      if (waiting.length >= MAX_WAITING) flush();
-      else if (!timer) {
-        timer = setTimeout(flush, OBSERVE_EVERY_MS);
-        timer.unref();
-      }
+      ended(req.path, meter, status, status >= 400 ? (res.locals.errorType ?? String(status)) : undefined, durationMs);
     },
+    ended,
     flush,
   };
 }
