@@ -227,13 +227,29 @@ describe.each(Object.entries(overlays))("the %s overlay", (overlay, namespace) =
       expect(egressAllows(m.networkPolicies, podLabels(ingress), port!, podLabels(target)), `egress to ${name}`).toBe(true);
       expect(ingressAllows(m.networkPolicies, podLabels(target), podLabels(ingress), port!), `${name} accepts ingress`).toBe(true);
     }
-    // …and nothing else in the namespace may call the internal services.
+    // …and nothing else in the namespace may call the internal services, but inference the jobs
+    // service (a job's request or result too large for a NATS message).
+    const alsoAllowed: Record<string, string[]> = { jobs: ["gw-inference"] };
     for (const name of internalServices) {
       const target = m.deployment(`gw-${name}`);
-      for (const caller of m.deployments.filter((d) => d.metadata?.name !== "gw-ingress")) {
+      const allowed = ["gw-ingress", ...(alsoAllowed[name] ?? [])];
+      for (const caller of m.deployments.filter((d) => !allowed.includes(d.metadata?.name ?? ""))) {
         expect(ingressAllows(m.networkPolicies, podLabels(target), podLabels(caller), resolvePort(mainContainer(target), "http")!)).toBe(false);
       }
     }
+  });
+
+  it("when inference hands the jobs service a large result, then its JOBS_URL reaches the jobs container through both policies", () => {
+    const inference = m.deployment("gw-inference");
+    const env = Object.fromEntries((mainContainer(inference).env ?? []).map((e) => [e.name, e.value]));
+    const url = new URL(env.JOBS_URL ?? "");
+    const svc = m.services.find((s) => s.metadata?.name === url.hostname);
+    const svcPort = svc?.spec?.ports?.find((p) => p.port === Number(url.port));
+    const jobs = m.deployment("gw-jobs");
+    const port = resolvePort(mainContainer(jobs), svcPort?.targetPort ?? svcPort?.port);
+    expect(port, `${url} reaches a container port`).toBeDefined();
+    expect(egressAllows(m.networkPolicies, podLabels(inference), port!, podLabels(jobs))).toBe(true);
+    expect(ingressAllows(m.networkPolicies, podLabels(jobs), podLabels(inference), port!)).toBe(true);
   });
 
   it("when usage runs, then it may reach Postgres and NATS but neither the internet nor the other services", () => {

@@ -28,6 +28,13 @@ export const JobRequest = z.discriminatedUnion("format", [
 export type JobRequest = z.infer<typeof JobRequest>;
 
 /**
+ * A request too large for a work message stays with the jobs service, which holds it in the job's
+ * row: the worker reads it from there (`GET /v1/jobs/{id}/request` on the jobs service).
+ */
+export const StoredJobRequest = z.object({ format: z.literal("stored"), bytes: z.number().int().min(0) });
+export type StoredJobRequest = z.infer<typeof StoredJobRequest>;
+
+/**
  * Work for an async job, published by jobs, consumed by inference (model routes) or tools
  * (research). It carries the caller's identity as ingress signed it at creation, and for an
  * enterprise workspace its sealed credentials, so the work runs with the rights and keys the
@@ -39,7 +46,7 @@ export const JobWork = z.object({
   route: z.string().min(1),
   identity: Identity,
   credentials: z.string().optional(),
-  request: JobRequest,
+  request: z.discriminatedUnion("format", [...JobRequest.options, StoredJobRequest]),
   attempt: z.number().int().min(1),
   request_id: z.string().optional(),
   resume: z.object({ upstream_id: z.string().min(1) }).optional(),
@@ -63,6 +70,11 @@ export const JobEvent = z.object({
   usage_tokens: z.number().int().min(0).optional(),
   /** What the run learned and used (deployment, attempts, tokens and units), for the usage ledger. */
   outcome: CallOutcome.optional(),
+  /**
+   * A result too large for this message: the worker stored it with the jobs service first
+   * (`PUT /v1/jobs/{id}/result`), for this attempt, as JSON text of this many bytes.
+   */
+  result_stored: z.object({ bytes: z.number().int().min(0) }).optional(),
   /** The HTTP status of the run's answer on a finished job (a failed one's own status), for the ledger. */
   status_code: z.number().int().min(100).max(599).optional(),
 });

@@ -64,3 +64,20 @@ export function clientGone(res: Answer): CallerGone {
   });
   return gone;
 }
+
+/**
+ * Writes a chunk of an answer, waiting when the client reads slower than we write: until the socket
+ * drains, or the answer closes (a client that left must not hold the writer forever).
+ */
+export function writeOrWait(res: import("node:stream").Writable, chunk: string | Buffer): Promise<void> {
+  if (res.write(chunk)) return Promise.resolve();
+  return new Promise((resolve) => {
+    const done = () => {
+      res.off("drain", done);
+      res.off("close", done);
+      resolve();
+    };
+    res.on("drain", done);
+    res.on("close", done);
+  });
+}

@@ -43,6 +43,22 @@ describe("when a worker reports a job's events", () => {
     expect(anthropic).toMatchObject({ status: "failed", error: { type: "error", error: { type: "request_too_large" } } });
   });
 
+  it("then a result too large for the bus is handed to the store first, and the event names it instead of carrying it", async () => {
+    const result = { b64: "y".repeat(10_000) };
+    const stored: string[] = [];
+    const [event] = await eventsOf(4096, (bus) =>
+      reportJobEvent(bus, work("images/generations"), "completed", { result, usage_tokens: 12, status_code: 200 }, async (json) => void stored.push(json)),
+    );
+    expect(stored).toEqual([JSON.stringify(result)]);
+    expect(event).toMatchObject({ status: "completed", attempt: 2, usage_tokens: 12, result_stored: { bytes: JSON.stringify(result).length } });
+    expect(event).not.toHaveProperty("result");
+    // A small result still travels in the event, and the store is not asked.
+    const [small] = await eventsOf(4096, (bus) =>
+      reportJobEvent(bus, work("embeddings"), "completed", { result: { ok: 1 } }, async () => expect.fail("not stored")),
+    );
+    expect(small).toMatchObject({ result: { ok: 1 } });
+  });
+
   it("then a running status too large is not turned into a failure: the caller sees the error", async () => {
     const bus = createInProcessBus({ logger: createLogger({ service: "t", level: "silent" }), maxPayloadBytes: 1024 });
     await expect(reportJobEvent(bus, work("embeddings"), "processing", { upstream_id: "x".repeat(2000) })).rejects.toThrow(/at most 1024/);

@@ -55,12 +55,14 @@ export async function startEmbedded(
   const loopback = "127.0.0.1";
   const bodyLimitBytes = Math.floor(env.GATEWAY_BODY_LIMIT_MB * 1024 * 1024);
 
+  let jobsUrl = "";
   const inference = createInferenceService({
     bus,
     gateway,
     secrets,
     logger: logger.child({ component: "inference" }),
-    settings: { host: loopback, port: 0, internalSecret, bodyLimitBytes, jobConcurrency: env.GATEWAY_JOB_CONCURRENCY },
+    // Jobs listens after inference starts: its URL is asked for per call.
+    settings: { host: loopback, port: 0, internalSecret, bodyLimitBytes, jobConcurrency: env.GATEWAY_JOB_CONCURRENCY, jobsUrl: () => jobsUrl },
   });
   const tools = createToolsService({
     bus,
@@ -103,6 +105,7 @@ export async function startEmbedded(
     },
   });
   const backends = { inference: (await inference.start()).url, tools: (await tools.start()).url, jobs: (await jobs.start()).url };
+  jobsUrl = backends.jobs;
   const usageUrl = (await usage.start()).url;
   const consoleUrl = (await people.start()).url;
   const ingress = createIngressService({

@@ -16,6 +16,8 @@ const InferenceEnv = z.object({
     .default("gw"),
   GATEWAY_BODY_LIMIT_MB: z.coerce.number().positive().max(512).default(32),
   GATEWAY_JOB_CONCURRENCY: z.coerce.number().int().min(0).max(1024).default(16),
+  /** The jobs service: a job's request or result too large for a bus message goes through it. */
+  JOBS_URL: z.url().default("http://127.0.0.1:8083"),
   LOG_LEVEL: logLevel,
 });
 export type InferenceEnv = z.infer<typeof InferenceEnv>;

@@ -13,6 +13,8 @@ import type { RouteContext, RouteHandler, RouteHandlers } from "./routes/route-h
  * given, and how each kind of answer becomes the job's events.
  */
 const SECRET = "s".repeat(32);
+/** No job here needs the jobs service (nothing too large for the bus). */
+const jobsUrl = "http://127.0.0.1:1";
 const logger = createLogger({ service: "t", level: "silent" });
 let n = 0;
 const work = (route: string, extra: Partial<JobWork> = {}): JobWork => ({
@@ -37,7 +39,14 @@ async function run(handlers: Record<string, RouteHandler>, jobs: JobWork[], fina
   bus = createInProcessBus({ logger });
   const events: JobEvent[] = [];
   await bus.consume("jobs.events", { durable: "jobs" }, async (event) => void events.push(event));
-  const worker = await startJobWorker({ bus, handlers: new Map(Object.entries(handlers)) as RouteHandlers, internalSecret: SECRET, logger, concurrency: 4 });
+  const worker = await startJobWorker({
+    bus,
+    handlers: new Map(Object.entries(handlers)) as RouteHandlers,
+    internalSecret: SECRET,
+    logger,
+    concurrency: 4,
+    jobsUrl: () => jobsUrl,
+  });
   stop = () => worker.stop();
   for (const job of jobs) await bus.enqueue("jobs.work.inference", job, { msgId: `${job.job_id}:${job.attempt}` });
   const deadline = Date.now() + 5_000;

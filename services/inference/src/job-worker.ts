@@ -7,6 +7,7 @@ import { redactSecrets, type Logger } from "@gw/logger";
 import { CredentialsReader, JobAttempts, errorFormatFor, reportJobEvent, toGatewayError } from "@gw/service-kit";
 import { busWithTraceContext, withConsumerSpan } from "@gw/telemetry";
 import type { RouteAnswer, RouteContext, RouteHandlers } from "./routes/route-handler";
+import { AttemptSupersededError, JobsClient } from "./jobs-client";
 import { CallMeter } from "./usage/call-meter";
 import type { GenAiObserver } from "./usage/genai-observer";
 
@@ -18,6 +19,8 @@ export interface JobWorkerOptions {
   internalSecret: string;
   /** The GenAI metrics hear of a job's call as of a live one's. */
   observer?: GenAiObserver;
+  /** The jobs service's URL (asked for per call: the embedded default knows it once jobs listens). */
+  jobsUrl: () => string;
   logger: Logger;
   /** Jobs run at once by this process. */
   concurrency: number;
@@ -47,9 +50,12 @@ type Outcome = Result & { call?: CallOutcome };
 export async function startJobWorker(options: JobWorkerOptions): Promise<Consumer> {
   const { bus, logger } = options;
   const credentials = new CredentialsReader(options.internalSecret, (values) => redactSecrets(logger, values));
+  const jobs = new JobsClient(options.jobsUrl, options.internalSecret);
 
-  // Events carry the job's trace context, so the jobs service's handling of them joins the trace.
-  const publish = (work: JobWork, status: string, extra: Partial<JobEvent> = {}) => reportJobEvent(busWithTraceContext(bus), work, status, extra);
+  // Events carry the job's trace context, so the jobs service's handling of them joins the trace. A
+  // result too large for its event is handed to the jobs service first.
+  const publish = (work: JobWork, status: string, extra: Partial<JobEvent> = {}, signal?: AbortSignal) =>
+    reportJobEvent(busWithTraceContext(bus), work, status, extra, signal && ((json) => jobs.storeResult(work, json, signal)));
 
   const attempts = new JobAttempts(bus);
 
@@ -57,6 +63,8 @@ export async function startJobWorker(options: JobWorkerOptions): Promise<Consume
     const path = `/v1/${work.route}`;
     const started = performance.now();
     const meter = new CallMeter();
+    // A request its work message could not carry is read from the jobs service.
+    const request = work.request.format === "stored" ? await jobs.request(work, signal) : work.request;
     let answer: RouteAnswer;
     try {
       const handler = options.handlers.get(path);
@@ -70,10 +78,7 @@ export async function startJobWorker(options: JobWorkerOptions): Promise<Consume
         signal,
         meter,
       };
-      const input =
-        work.request.format === "json"
-          ? { body: work.request.body }
-          : { body: Buffer.from(work.request.base64, "base64"), contentType: work.request.content_type };
+      const input = request.format === "json" ? { body: request.body } : { body: Buffer.from(request.base64, "base64"), contentType: request.content_type };
       answer = await handler(input, ctx);
     } catch (err) {
       answer = { kind: "error", error: toGatewayError(err) };
@@ -89,6 +94,9 @@ export async function startJobWorker(options: JobWorkerOptions): Promise<Consume
     const attempt = attempts.begin(work);
     try {
       await runAttempt(work, meta, attempt.signal, log);
+    } catch (err) {
+      if (!(err instanceof AttemptSupersededError)) throw err;
+      logger.info(log, "jobs: the jobs service no longer takes this attempt; it reports nothing more");
     } finally {
       attempt.end();
     }
@@ -104,6 +112,7 @@ export async function startJobWorker(options: JobWorkerOptions): Promise<Consume
       outcome = await run(work, signal);
     } catch (err) {
       if (signal.aborted) return;
+      if (err instanceof AttemptSupersededError) throw err;
       // This service's own route did not answer: it is stopping or overloaded. Try again later.
       logger.warn({ ...log, err }, "jobs: running a job failed before an answer; it will be delivered again");
       throw err;
@@ -114,7 +123,12 @@ export async function startJobWorker(options: JobWorkerOptions): Promise<Consume
       throw new Error(`temporary failure ${outcome.status}`);
     }
     if (outcome.ok)
-      await publish(work, jobStatuses.completed, { result: outcome.result, usage_tokens: outcome.usageTokens, outcome: outcome.call, status_code: 200 });
+      await publish(
+        work,
+        jobStatuses.completed,
+        { result: outcome.result, usage_tokens: outcome.usageTokens, outcome: outcome.call, status_code: 200 },
+        signal,
+      );
     else await publish(work, jobStatuses.failed, { error: outcome.error, outcome: outcome.call, status_code: outcome.status });
   }
 
@@ -127,6 +141,7 @@ export async function startJobWorker(options: JobWorkerOptions): Promise<Consume
     async stop() {
       await consumer.stop();
       attempts.stop();
+      await jobs.close();
     },
   };
 }

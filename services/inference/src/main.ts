@@ -30,6 +30,7 @@ await runUntilSignal(logger, async () => {
       internalSecret: env.GATEWAY_INTERNAL_SECRET,
       bodyLimitBytes: Math.floor(env.GATEWAY_BODY_LIMIT_MB * 1024 * 1024),
       jobConcurrency: env.GATEWAY_JOB_CONCURRENCY,
+      jobsUrl: () => env.JOBS_URL,
     },
   });
   await service.start();

@@ -26,6 +26,8 @@ export interface InferenceSettings {
   bodyLimitBytes: number;
   /** Async jobs this process runs at once; 0 runs none (a replica that only serves live calls). */
   jobConcurrency: number;
+  /** The jobs service, which holds what a job's messages cannot carry (asked for per call); needed to run jobs. */
+  jobsUrl?: () => string;
 }
 
 export interface InferenceDeps {
@@ -90,10 +92,12 @@ export function createInferenceService(deps: InferenceDeps): InferenceService {
     async start() {
       const server = await http.start();
       if (settings.jobConcurrency > 0) {
+        if (!settings.jobsUrl) throw new Error("inference runs async jobs only with the jobs service's URL (JOBS_URL)");
         worker = await startJobWorker({
           bus: deps.bus,
           handlers,
           observer,
+          jobsUrl: settings.jobsUrl,
           internalSecret: settings.internalSecret,
           logger,
           concurrency: settings.jobConcurrency,

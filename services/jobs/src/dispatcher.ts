@@ -1,4 +1,4 @@
-import type { Bus } from "@gw/bus";
+import { PayloadTooLargeError, type Bus } from "@gw/bus";
 import { internalHeaders, jobStatuses, type JobEvent, type JobWork } from "@gw/contracts";
 import { GatewayError } from "@gw/errors";
 import { errorTypeOf, jobUsageRecord } from "./job-usage";
@@ -73,7 +73,15 @@ export class Dispatcher {
     const headers = traceHeaders();
     if (job.request_id) headers[internalHeaders.requestId] = job.request_id;
     try {
-      await this.bus.enqueue(workSubjectFor(job.route), work, { msgId: `${job.id}:${job.attempts}`, headers });
+      const subject = workSubjectFor(job.route);
+      const opts = { msgId: `${job.id}:${job.attempts}`, headers };
+      try {
+        await this.bus.enqueue(subject, work, opts);
+      } catch (err) {
+        // A request the message cannot carry stays in the row: the worker reads it from this service.
+        if (!(err instanceof PayloadTooLargeError) || subject !== "jobs.work.inference") throw err;
+        await this.bus.enqueue(subject, { ...work, request: { format: "stored", bytes: err.bytes } }, opts);
+      }
       await this.store.markDispatched(job.id, job.attempts);
       return true;
     } catch (err) {

@@ -116,6 +116,39 @@ describe("when an idempotency key is reused", () => {
   });
 });
 
+describe("when a worker hands over a result too large for a bus message", () => {
+  it("then only the job's workspace and current attempt may store it, and the finished event must name a stored one", async () => {
+    const job = await created();
+    const body = Buffer.from(JSON.stringify({ object: "binary", data: "x".repeat(3000) }));
+    expect(await store.storeResult(job.id, 1, "ws_other", body)).toBe(false);
+    expect(await store.storeResult(job.id, 2, "ws_a", body)).toBe(false);
+    const stored = { ...event(job.id, "completed", 2), result_stored: { bytes: body.length } };
+    // Named but not stored: the event changes nothing.
+    expect((await store.apply(stored)).changed).toBe(false);
+    expect(await store.storeResult(job.id, 1, "ws_a", body)).toBe(true);
+    expect((await store.apply(stored)).changed).toBe(true);
+    const done = await store.read(job.id, "embeddings", "ws_a");
+    expect(done).toMatchObject({ status: "completed", result: null, result_bytes: body.length });
+    // Read back in slices, it is the same bytes.
+    const slices = [
+      await store.resultSlice(job.id, 1, 0, 1000),
+      await store.resultSlice(job.id, 1, 1000, 1000),
+      await store.resultSlice(job.id, 1, 2000, 5000),
+    ];
+    expect(Buffer.concat(slices).equals(body)).toBe(true);
+    // A finished job takes no result any more.
+    expect(await store.storeResult(job.id, 1, "ws_a", Buffer.from("{}"))).toBe(false);
+  });
+
+  it("then the request a work message could not carry is served to its workspace while the job is open", async () => {
+    const job = await created();
+    expect(JSON.parse((await store.requestText(job.id, "ws_a"))!)).toEqual({ format: "json", body: { model: "m", input: "x" } });
+    expect(await store.requestText(job.id, "ws_other")).toBeUndefined();
+    await store.apply(event(job.id, "failed", 1, { error: {} }));
+    expect(await store.requestText(job.id, "ws_a")).toBeUndefined();
+  });
+});
+
 describe("when the sweep looks at deadlines and retention", () => {
   it("then an overdue job with attempts left is queued again as a new attempt, and one without fails", async () => {
     const retried = await created();

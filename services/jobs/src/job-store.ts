@@ -19,6 +19,8 @@ export interface JobRow {
   request_id: string | null;
   status: string;
   result: unknown;
+  /** Set when the result is too large for the row's JSON and is held in `jobs.results` instead (its size in bytes). */
+  result_bytes: number | null;
   error: unknown;
   attempts: number;
   upstream_id: string | null;
@@ -62,7 +64,7 @@ export interface NewJob {
 }
 
 const COLUMNS = `id, workspace_id, key_id, route, request, identity, credentials, transit_credentials, request_id, status, result,
-  error, attempts, upstream_id, request_hash, created_at, completed_at`;
+  result_bytes, error, attempts, upstream_id, request_hash, created_at, completed_at`;
 
 /**
  * A row as the database gives it: request, result and error are the JSON text JSON.stringify wrote
@@ -244,8 +246,10 @@ export class JobStore {
          transit_credentials = CASE WHEN $4::boolean THEN NULL ELSE transit_credentials END,
          completed_at = CASE WHEN $4::boolean THEN now() ELSE completed_at END,
          deadline_at = CASE WHEN $4::boolean THEN NULL ELSE now() + $7 * interval '1 millisecond' END,
-         upstream_id = COALESCE($8, upstream_id)
+         upstream_id = COALESCE($8, upstream_id),
+         result_bytes = CASE WHEN $4::boolean THEN $10::integer ELSE result_bytes END
        WHERE id = $1 AND attempts = $9 AND ${OPEN} AND ($4::boolean OR COALESCE(status_at, 0) <= $3)
+         AND ($10::integer IS NULL OR EXISTS (SELECT 1 FROM jobs.results r WHERE r.job_id = $1 AND r.attempt = $9))
        RETURNING token_ticket, workspace_id, key_id, route, request_id, created_at, completed_at, capture_days,
          CASE WHEN $4::boolean THEN request ELSE NULL END AS request`,
       [
@@ -258,12 +262,45 @@ export class JobStore {
         this.attemptTimeoutMs,
         event.upstream_id === undefined ? null : withoutNul(event.upstream_id),
         event.attempt,
+        event.result_stored?.bytes ?? null,
       ],
     );
     const row = result.rows[0] as (FinishedJob & { token_ticket: TokenTicket | null }) | undefined;
     if (!row) return { changed: false };
     const { token_ticket, ...job } = row;
     return { changed: true, ...(finished && token_ticket ? { ticket: token_ticket } : {}), ...(finished ? { finished: job } : {}) };
+  }
+
+  /**
+   * Keeps a result too large for a bus message, for the attempt that made it: only while that
+   * attempt is the job's current one and the job is open, and only for the job's own workspace.
+   * Returns whether it was kept.
+   */
+  async storeResult(id: string, attempt: number, workspaceId: string, body: Buffer): Promise<boolean> {
+    const result = await this.db.query(
+      `INSERT INTO jobs.results (job_id, attempt, body)
+       SELECT id, attempts, $4 FROM jobs.jobs WHERE id = $1 AND attempts = $2 AND workspace_id = $3 AND ${OPEN}
+       ON CONFLICT (job_id, attempt) DO UPDATE SET body = EXCLUDED.body, created_at = now()`,
+      [id, attempt, workspaceId, body],
+    );
+    return result.rowCount > 0;
+  }
+
+  /** A slice of a finished job's stored result (`from` counts from 0). */
+  async resultSlice(id: string, attempt: number, from: number, length: number): Promise<Buffer> {
+    const result = await this.db.query<{ part: Buffer | null }>(
+      "SELECT substring(body FROM $3 FOR $4) AS part FROM jobs.results WHERE job_id = $1 AND attempt = $2",
+      [id, attempt, from + 1, length],
+    );
+    const part = result.rows[0]?.part;
+    if (!part) throw new Error(`the stored result of ${id} (attempt ${attempt}) is missing`);
+    return part;
+  }
+
+  /** An open job's request as stored (JSON text), for a worker whose work message could not carry it. */
+  async requestText(id: string, workspaceId: string): Promise<string | undefined> {
+    const result = await this.db.query<{ request: string }>(`SELECT request FROM jobs.jobs WHERE id = $1 AND workspace_id = $2 AND ${OPEN}`, [id, workspaceId]);
+    return result.rows[0]?.request;
   }
 
   /** A finished job's record fields, for publishing its usage record again (a redelivered final event). */

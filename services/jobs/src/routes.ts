@@ -13,7 +13,7 @@ import {
 } from "@gw/contracts";
 import type { Bus } from "@gw/bus";
 import { fromZodError, GatewayError } from "@gw/errors";
-import { jsonBody, readTranscriptionForm, refuseCredentials, routeLabel, type Catalog } from "@gw/service-kit";
+import { jsonBody, readTranscriptionForm, refuseCredentials, routeLabel, writeOrWait, type Catalog } from "@gw/service-kit";
 import { asyncModelRoutes, researchRoute, type AsyncModelRoute } from "./async-routes";
 import type { Dispatcher } from "./dispatcher";
 import type { JobCredentials } from "./job-credentials";
@@ -28,9 +28,14 @@ export interface JobRoutesDeps {
   catalog: Catalog;
   /** Largest request body, as for the regular routes (express's `limit` syntax). */
   bodyLimit: string;
-  /** The largest work message the bus carries; a job whose request would not fit is refused. */
+  /** The largest work message the bus carries; a research job whose request would not fit is refused. */
   maxMessageBytes(): number;
+  /** The largest result a worker may hand over out of band. */
+  resultLimitBytes: number;
 }
+
+/** A stored result goes out in slices of this size, so a poll never holds all of it. */
+const RESULT_SLICE_BYTES = 1024 * 1024;
 
 const rawBody = (limit: string) => express.raw({ limit, type: () => true });
 
@@ -68,7 +73,30 @@ export function mountJobRoutes(app: Express, deps: JobRoutesDeps): void {
     const job = await deps.store.read(id, route, (res.locals.identity as Identity).workspace_id);
     if (!job) throw jobNotFound(id);
     setPollHeader(res, job);
-    res.json(AsyncJob.parse(asyncAnswer(job)));
+    const answer = AsyncJob.parse(asyncAnswer(job));
+    if (job.result_bytes === null) {
+      res.json(answer);
+      return;
+    }
+    await sendStoredResult(res, deps.store, job, answer);
+  });
+
+  // The workers' side (signed with the job's identity, as every /v1 call here is): the request a
+  // work message could not carry, and a result too large for the finished event.
+  app.get("/v1/jobs/:jobId/request", routeLabel("/v1/jobs/request"), async (req, res) => {
+    const text = await deps.store.requestText(String(req.params.jobId), (res.locals.identity as Identity).workspace_id);
+    if (text === undefined) throw jobNotFound(String(req.params.jobId));
+    res.type("application/json").send(text);
+  });
+
+  app.put("/v1/jobs/:jobId/result", routeLabel("/v1/jobs/result"), express.raw({ limit: deps.resultLimitBytes, type: () => true }), async (req, res) => {
+    const attempt = Number(req.query.attempt);
+    if (!Number.isInteger(attempt) || attempt < 1) throw new GatewayError("invalid_request", "attempt must be a positive integer", { param: "attempt" });
+    const body = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
+    const kept = await deps.store.storeResult(String(req.params.jobId), attempt, (res.locals.identity as Identity).workspace_id, body);
+    // Not this workspace's, finished, or superseded: the worker reports nothing more for it.
+    if (!kept) throw new GatewayError("conflict", "This job no longer takes a result from this attempt");
+    res.status(204).end();
   });
 
   app.post("/v1/tools/webtool/research", routeLabel("/v1/tools/webtool/research"), json, async (req, res) => {
@@ -101,6 +129,23 @@ export function mountJobRoutes(app: Express, deps: JobRoutesDeps): void {
     const answer = researchAnswer(job);
     res.status(finishedJobStatuses.includes(job.status) ? 200 : 202).json(answer);
   });
+}
+
+/**
+ * A finished job whose result is stored apart: the answer's JSON with the result's JSON text spliced
+ * in, read from Postgres a slice at a time and written as the client takes it.
+ */
+async function sendStoredResult(res: Response, store: JobStore, job: JobRow, answer: AsyncJob): Promise<void> {
+  const total = job.result_bytes ?? 0;
+  const head = JSON.stringify(answer);
+  const prefix = `${head.slice(0, -1)},"result":`;
+  res.status(200).type("application/json");
+  res.setHeader("content-length", String(Buffer.byteLength(prefix) + total + 1));
+  await writeOrWait(res, prefix);
+  for (let from = 0; from < total && !res.destroyed; from += RESULT_SLICE_BYTES) {
+    await writeOrWait(res, await store.resultSlice(job.id, job.attempts, from, Math.min(RESULT_SLICE_BYTES, total - from)));
+  }
+  res.end("}");
 }
 
 function asyncRouteOf(req: Request): string {
@@ -193,9 +238,10 @@ async function create(deps: JobRoutesDeps, req: Request, route: string, request:
     tokenTicket: tokenTicketOf(req, identity),
     captureDays: captureDaysOf(req),
   };
-  // The work message carries the request; one the bus cannot carry is refused now, not lost later.
+  // A model job's request too large for its work message is read by the worker from this service;
+  // research has no such path (its bodies are small), so one the bus cannot carry is refused now.
   const credentials = req.get(internalHeaders.credentials);
-  const messageBytes = Buffer.byteLength(JSON.stringify({ job_id: job.id, route, identity, credentials, request })) + 512;
+  const messageBytes = route === researchRoute ? Buffer.byteLength(JSON.stringify({ job_id: job.id, route, identity, credentials, request })) + 512 : 0;
   if (messageBytes > deps.maxMessageBytes()) {
     throw new GatewayError(
       "body_too_large",

@@ -47,6 +47,8 @@ export const jobsMigrations = fileURLToPath(new URL("../../jobs/migrations", imp
 
 /** Events applied at once; each is one UPDATE, so this bounds the jobs service's share of the pool. */
 const EVENT_CONCURRENCY = 8;
+/** The largest result a worker may hand over out of band: ten times a 25 MB upload's transcript, or a long speech file. */
+const JOB_RESULT_LIMIT_BYTES = 256 * 1024 * 1024;
 
 /**
  * The jobs service: job and research state in the `jobs` schema. It writes a job, then publishes its
@@ -77,6 +79,7 @@ export function createJobsService(deps: JobsDeps): JobsService {
         bus: deps.bus,
         bodyLimit: `${settings.bodyLimitBytes}b`,
         maxMessageBytes: () => deps.bus.maxPayloadBytes,
+        resultLimitBytes: JOB_RESULT_LIMIT_BYTES,
       });
     },
   });

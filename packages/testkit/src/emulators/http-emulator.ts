@@ -39,6 +39,8 @@ export interface ScriptStep {
   dropAfterChunks?: number;
   /** Pause between SSE events for this answer (overrides the emulator's `chunkDelayMs`). */
   chunkDelayMs?: number;
+  /** Speech: the audio's length in bytes, as a long uncompressed (wav, pcm) answer runs to tens of MB. */
+  audioBytes?: number;
 }
 
 export interface EmulatorOptions {

@@ -35,12 +35,15 @@ export function speechContentType(body: JsonObject): string {
   return speechContentTypes[typeof body.response_format === "string" ? body.response_format : "mp3"] ?? "audio/mpeg";
 }
 
-/** The "audio" for a request: a format tag, then 256 bytes per input character, all values 0-255. */
-export function speechBytes(body: JsonObject): Buffer {
+/**
+ * The "audio" for a request: a format tag, then 256 bytes per input character (or `size` bytes in
+ * all, when a script asks for a long answer), all values 0-255.
+ */
+export function speechBytes(body: JsonObject, size?: number): Buffer {
   const input = typeof body.input === "string" ? body.input : "";
   const format = typeof body.response_format === "string" ? body.response_format : "mp3";
   const tag = Buffer.from(format === "wav" ? "RIFF" : format === "mp3" ? "ID3\u0004" : `${format}:`, "latin1");
-  const samples = Buffer.alloc(256 * Math.max(1, input.length));
+  const samples = Buffer.alloc(size !== undefined ? Math.max(0, size - tag.length) : 256 * Math.max(1, input.length));
   for (let i = 0; i < samples.length; i++) samples[i] = (i + (input.charCodeAt(Math.floor(i / 256)) || 0)) & 0xff;
   return Buffer.concat([tag, samples]);
 }
@@ -187,7 +190,9 @@ export async function answerSpeech(ex: Exchange, body: JsonObject): Promise<void
   const problem = speechRequestProblem(body);
   if (problem) return invalid(ex, problem.message, problem.param);
   if (body.stream_format === "sse") return ex.sse(200, speechFrames(body));
-  await sendBytes(ex, speechContentType(body), byteChunks(speechBytes(body)));
+  const bytes = speechBytes(body, ex.step?.audioBytes);
+  // A long answer goes out in 64 KiB writes, as a provider streams it.
+  await sendBytes(ex, speechContentType(body), byteChunks(bytes, Math.max(4, Math.ceil(bytes.length / 65_536))));
 }
 
 /** `POST /audio/transcriptions`, multipart: the emulator keeps such bodies as raw bytes. */

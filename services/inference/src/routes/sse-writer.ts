@@ -1,5 +1,6 @@
 import type { Response } from "express";
 import { internalHeaders } from "@gw/contracts";
+import { writeOrWait } from "@gw/service-kit";
 import { outcomeTrailer } from "../usage/call-meter";
 
 /**
@@ -33,15 +34,5 @@ export function endSse(res: Response, totalTokens: number | undefined): void {
 export async function writeSse(res: Response, data: string, event?: string): Promise<void> {
   if (res.destroyed) return;
   const frame = event ? `event: ${event}\ndata: ${data}\n\n` : `data: ${data}\n\n`;
-  if (!res.write(frame)) {
-    await new Promise<void>((resolve) => {
-      const done = () => {
-        res.off("drain", done);
-        res.off("close", done);
-        resolve();
-      };
-      res.on("drain", done);
-      res.on("close", done);
-    });
-  }
+  await writeOrWait(res, frame);
 }
