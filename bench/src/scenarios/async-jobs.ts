@@ -1,12 +1,18 @@
 import { Pool } from "undici";
 import { createLatencyHistogram, microsSince, summarize, type LatencySummary } from "../histogram";
 import { createTimedClient, type RequestTarget } from "../http-client";
+import { cpuUsers, readProcessTable } from "../neighbours";
+import { readCpu } from "../process-cpu";
 import { formatMs, type Table } from "../report";
 import type { BenchContext, Json, Scenario, ScenarioResult } from "./scenario";
 
 /** Jobs created as fast as `CREATORS` clients can, then waited for. */
 const THROUGHPUT_JOBS = 2_000;
 const CREATORS = 32;
+/** Between two polls of one unfinished job while the batch drains. */
+const DRAIN_PAUSE_MS = 25;
+/** Polls of a finished job, by `CREATORS` clients at once. */
+const POLLS = 5_000;
 /** Jobs created and followed to the end one at a time. */
 const LATENCY_JOBS = 200;
 /** How often a followed job is polled: small next to the latency it measures. */
@@ -41,12 +47,12 @@ export const asyncJobs: Scenario = {
       if (res.statusCode !== 200) throw new Error(`async: polling ${id} answered ${res.statusCode}: ${text.slice(0, 500)}`);
       return JSON.parse(text) as JobAnswer;
     };
-    const finish = async (id: string): Promise<void> => {
+    const finish = async (id: string, pauseMs = POLL_EVERY_MS): Promise<void> => {
       for (;;) {
         const job = await poll(id);
         if (job.status === "completed") return;
         if (job.status === "failed") throw new Error(`async: job ${id} failed: ${JSON.stringify(job)}`);
-        await new Promise((r) => setTimeout(r, POLL_EVERY_MS));
+        await new Promise((r) => setTimeout(r, pauseMs));
       }
     };
 
@@ -57,6 +63,8 @@ export const asyncJobs: Scenario = {
       ctx.progress(`async: ${THROUGHPUT_JOBS} jobs created by ${CREATORS} clients at once`);
       const createLatency = createLatencyHistogram();
       const ids: string[] = [];
+      const cpuBefore = readCpu(ctx.processes);
+      const tableBefore = readProcessTable();
       const started = process.hrtime.bigint();
       let next = 0;
       await Promise.all(
@@ -70,9 +78,37 @@ export const asyncJobs: Scenario = {
         }),
       );
       const createdMs = Number(process.hrtime.bigint() - started) / 1e6;
-      // Drained: the last job of the batch completed (jobs run roughly in order; all are checked).
-      for (const id of ids.reverse()) await finish(id);
+      // Drained: every job of the batch completed, checked by as many clients as created them (one
+      // checker walking 2,000 jobs would measure its own round trips, not the workers), in creation
+      // order and unhurried, so most jobs are read once, done, as a client reads its result.
+      const unchecked = ids.slice();
+      await Promise.all(
+        Array.from({ length: CREATORS }, async () => {
+          for (let id = unchecked.shift(); id !== undefined; id = unchecked.shift()) await finish(id, DRAIN_PAUSE_MS);
+        }),
+      );
       const drainedMs = Number(process.hrtime.bigint() - started) / 1e6;
+      // CPU per job, created and completed: every process of the mesh, and Postgres, NATS and Redis.
+      const cpuAfter = readCpu(ctx.processes);
+      const cpuPerJob: Record<string, number> = {};
+      for (const [name, micros] of Object.entries(cpuAfter)) cpuPerJob[name] = Math.round((micros - (cpuBefore[name] ?? 0)) / THROUGHPUT_JOBS);
+      for (const user of cpuUsers(tableBefore, readProcessTable(), drainedMs, process.pid).infrastructure) {
+        cpuPerJob[user.name] = (cpuPerJob[user.name] ?? 0) + Math.round((user.core * drainedMs * 1000) / THROUGHPUT_JOBS);
+      }
+
+      ctx.progress(`async: ${POLLS} polls of a finished job by ${CREATORS} clients at once`);
+      const pollsStarted = process.hrtime.bigint();
+      let polled = 0;
+      const done = ids[0]!;
+      await Promise.all(
+        Array.from({ length: CREATORS }, async () => {
+          while (polled < POLLS) {
+            polled++;
+            await poll(done);
+          }
+        }),
+      );
+      const pollRate = (POLLS / (Number(process.hrtime.bigint() - pollsStarted) / 1e6)) * 1000;
 
       ctx.progress(`async: ${LATENCY_JOBS} jobs one at a time, create to completed, against the direct call`);
       const direct = createTimedClient(ctx.chat.direct, 1);
@@ -106,6 +142,18 @@ export const asyncJobs: Scenario = {
           rows: [
             [`created (${CREATORS} clients)`, createRate.toFixed(0)],
             ["created and completed", completeRate.toFixed(0)],
+            [`polls of a finished job (${CREATORS} clients)`, pollRate.toFixed(0)],
+          ],
+        },
+        {
+          title: `Async jobs: CPU per job created, completed and read (µs), ${THROUGHPUT_JOBS} jobs`,
+          columns: ["process", "µs/job"],
+          rows: [
+            ...Object.entries(cpuPerJob)
+              .filter(([, micros]) => micros > 0)
+              .sort((a, b) => b[1] - a[1])
+              .map(([name, micros]) => [name, String(micros)]),
+            ["all", String(Object.values(cpuPerJob).reduce((a, b) => a + b, 0))],
           ],
         },
         {
@@ -130,6 +178,8 @@ export const asyncJobs: Scenario = {
         creators: CREATORS,
         createdPerSecond: createRate,
         completedPerSecond: completeRate,
+        pollsPerSecond: pollRate,
+        cpuMicrosPerJob: cpuPerJob,
         createLatencyMs: creation,
         createAloneMs: creationAlone,
         createToCompletedMs: e2e,

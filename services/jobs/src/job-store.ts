@@ -2,6 +2,7 @@ import type { Identity, JobEvent, JobRequest, TokenTicket } from "@gw/contracts"
 import { finishedJobStatuses, jobStatuses } from "@gw/contracts";
 import type { CredentialChanged } from "@gw/contracts";
 import type { Db, Queryable } from "@gw/db";
+import { GroupCommit } from "./group-commit";
 import type { StoredCredentials } from "./job-credentials";
 
 /** One row of `jobs.jobs`, as the service reads it. */
@@ -102,10 +103,56 @@ export type CreateOutcome = { kind: "created"; job: JobRow } | { kind: "replayed
  * state the rules forbid.
  */
 export class JobStore {
+  private readonly inserts = new GroupCommit<NewJob, JobRow>((jobs) => this.insertRows(this.db, jobs));
+  private readonly dispatched = new GroupCommit<{ id: string; attempt: number }, void>(async (marks) => {
+    await this.db.query(
+      `UPDATE jobs.jobs j SET dispatched_at = now() FROM unnest($1::text[], $2::int[]) AS d(id, attempt)
+       WHERE j.id = d.id AND j.attempts = d.attempt`,
+      [marks.map((m) => m.id), marks.map((m) => m.attempt)],
+    );
+    return marks.map(() => undefined);
+  });
+
   constructor(
     private readonly db: Db,
     private readonly attemptTimeoutMs: number,
   ) {}
+
+  /** One INSERT for all the jobs given, in their order; each is queued, on its first attempt. */
+  private async insertRows(tx: Queryable, jobs: NewJob[]): Promise<JobRow[]> {
+    const column = <V>(pick: (job: NewJob) => V) => jobs.map(pick);
+    const inserted = await tx.query<StoredRow>(
+      `INSERT INTO jobs.jobs (id, workspace_id, key_id, route, request, identity, credentials, request_id, status, attempts,
+         deadline_at, idempotency_key, request_hash, token_ticket, capture_days)
+       SELECT id, workspace_id, key_id, route, request, identity::jsonb, credentials::jsonb, request_id, '${jobStatuses.queued}', 1,
+         now() + $1 * interval '1 millisecond', idempotency_key, request_hash, token_ticket::jsonb, capture_days
+       FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::text[], $11::text[],
+         $12::text[], $13::int[])
+         AS n(id, workspace_id, key_id, route, request, identity, credentials, request_id, idempotency_key, request_hash, token_ticket, capture_days)
+       RETURNING ${COLUMNS}`,
+      [
+        this.attemptTimeoutMs,
+        column((j) => j.id),
+        column((j) => j.identity.workspace_id),
+        column((j) => j.identity.key_id),
+        column((j) => j.route),
+        column((j) => JSON.stringify(j.request)),
+        column((j) => JSON.stringify(j.identity)),
+        column((j) => (j.credentials ? JSON.stringify(j.credentials) : null)),
+        column((j) => j.requestId ?? null),
+        column((j) => j.idempotencyKey ?? null),
+        column((j) => j.requestHash),
+        column((j) => (j.tokenTicket ? JSON.stringify(j.tokenTicket) : null)),
+        column((j) => j.captureDays ?? null),
+      ],
+    );
+    const byId = new Map(inserted.rows.map((row) => [row.id, fromStored(row)]));
+    return jobs.map((job) => {
+      const row = byId.get(job.id);
+      if (!row) throw new Error(`job ${job.id} was not written`);
+      return row;
+    });
+  }
 
   /**
    * Writes the job before anything is published (the row is the outbox entry: `dispatched_at` stays
@@ -114,31 +161,9 @@ export class JobStore {
    * differs.
    */
   async create(job: NewJob): Promise<CreateOutcome> {
-    const insert = async (tx: Queryable): Promise<JobRow> => {
-      const inserted = await tx.query<StoredRow>(
-        `INSERT INTO jobs.jobs (id, workspace_id, key_id, route, request, identity, credentials, request_id, status, attempts,
-           deadline_at, idempotency_key, request_hash, token_ticket, capture_days)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, '${jobStatuses.queued}', 1, now() + $9 * interval '1 millisecond', $10, $11, $12, $13)
-         RETURNING ${COLUMNS}`,
-        [
-          job.id,
-          job.identity.workspace_id,
-          job.identity.key_id,
-          job.route,
-          JSON.stringify(job.request),
-          JSON.stringify(job.identity),
-          job.credentials ? JSON.stringify(job.credentials) : null,
-          job.requestId ?? null,
-          this.attemptTimeoutMs,
-          job.idempotencyKey ?? null,
-          job.requestHash,
-          job.tokenTicket ? JSON.stringify(job.tokenTicket) : null,
-          job.captureDays ?? null,
-        ],
-      );
-      return fromStored(inserted.rows[0]!);
-    };
-    if (!job.idempotencyKey) return { kind: "created", job: await insert(this.db) };
+    const insert = async (tx: Queryable): Promise<JobRow> => (await this.insertRows(tx, [job]))[0]!;
+    // Without a key, concurrent creations share one INSERT (and its round trip).
+    if (!job.idempotencyKey) return { kind: "created", job: await this.inserts.run(job) };
     return this.db.transaction(async (tx) => {
       const key = [job.identity.key_id, job.route, job.idempotencyKey];
       // The lock serialises two concurrent first uses of one key: the second waits, then replays.
@@ -168,8 +193,9 @@ export class JobStore {
     return result.rows[0] && fromStored(result.rows[0]);
   }
 
-  async markDispatched(id: string, attempt: number): Promise<void> {
-    await this.db.query("UPDATE jobs.jobs SET dispatched_at = now() WHERE id = $1 AND attempts = $2", [id, attempt]);
+  /** Notes that an attempt's work is on the bus; concurrent notes share one UPDATE. */
+  markDispatched(id: string, attempt: number): Promise<void> {
+    return this.dispatched.run({ id, attempt });
   }
 
   /**

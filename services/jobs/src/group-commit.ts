@@ -1,0 +1,58 @@
+interface Waiting<T, R> {
+  item: T;
+  resolve(result: R): void;
+  reject(err: unknown): void;
+}
+
+/**
+ * Runs calls that arrive together as one write: items gather until the current turn of the event
+ * loop ends (or while the writes allowed at once are busy), then one `write` takes them all and
+ * answers each. A failed write fails every call in it, as each alone would have failed. With one
+ * call at a time this costs a turn of the loop; with many, one statement and round trip instead of
+ * one each (a Postgres group commit, as the usage ledger batches its records).
+ */
+export class GroupCommit<T, R> {
+  private waiting: Waiting<T, R>[] = [];
+  private scheduled = false;
+  private writing = 0;
+
+  constructor(
+    /** Answers in the order of `items`. */
+    private readonly write: (items: T[]) => Promise<R[]>,
+    private readonly maxItems = 200,
+    private readonly maxConcurrentWrites = 2,
+  ) {}
+
+  run(item: T): Promise<R> {
+    return new Promise<R>((resolve, reject) => {
+      this.waiting.push({ item, resolve, reject });
+      if (this.scheduled) return;
+      this.scheduled = true;
+      setImmediate(() => {
+        this.scheduled = false;
+        this.flush();
+      });
+    });
+  }
+
+  private flush(): void {
+    while (this.writing < this.maxConcurrentWrites && this.waiting.length > 0) {
+      const batch = this.waiting.splice(0, this.maxItems);
+      this.writing++;
+      this.write(batch.map((w) => w.item))
+        .then(
+          (results) => {
+            for (const [i, w] of batch.entries()) w.resolve(results[i] as R);
+          },
+          (err: unknown) => {
+            if (batch.length === 1) batch[0]!.reject(err);
+            else for (const w of batch) this.write([w.item]).then((results) => w.resolve(results[0] as R), w.reject);
+          },
+        )
+        .finally(() => {
+          this.writing--;
+          this.flush();
+        });
+    }
+  }
+}
