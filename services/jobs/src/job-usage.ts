@@ -77,8 +77,16 @@ export function jobBodies(
     key_id: job.key_id,
     retention_days: job.capture_days,
     request: requestBody(job.request, maxBytes, secrets),
-    response: capturedJson(event.result ?? event.error ?? null, Buffer.byteLength(JSON.stringify(event.result ?? event.error ?? null)), maxBytes, secrets),
+    response: responseBody(event, maxBytes, secrets),
   };
+}
+
+function responseBody(event: JobEvent, maxBytes: number, secrets: readonly string[]): CapturedBody {
+  // A result too large for the event is held by the jobs service; the log notes its size, as for an upload.
+  const stored = event.result_stored;
+  if (stored) return { text: `[a result of ${stored.bytes} bytes, kept with the job, not in the log]`, truncated: false, bytes: stored.bytes };
+  const body = event.result ?? event.error ?? null;
+  return capturedJson(body, Buffer.byteLength(JSON.stringify(body)), maxBytes, secrets);
 }
 
 function requestBody(stored: string | null, maxBytes: number, secrets: readonly string[]): CapturedBody {
