@@ -2,11 +2,12 @@ import { fileURLToPath } from "node:url";
 import type { Bus, Consumer } from "@gw/bus";
 import type { GatewayConfig } from "@gw/config";
 import { runMigrations, type Db } from "@gw/db";
-import { finishedJobStatuses, jobStatuses } from "@gw/contracts";
+import { finishedJobStatuses, jobStatuses, MAX_USAGE_BATCH, type UsageRecord, usageBatchId } from "@gw/contracts";
 import type { Logger } from "@gw/logger";
 import { Catalog, createInternalHttp } from "@gw/service-kit";
 import { withConsumerSpan } from "@gw/telemetry";
 import { Dispatcher, type JobTimings } from "./dispatcher";
+import { GroupCommit } from "./group-commit";
 import { JobCredentials } from "./job-credentials";
 import { JobStore } from "./job-store";
 import { endOf, jobBodies, jobUsageRecord } from "./job-usage";
@@ -58,6 +59,12 @@ const JOB_RESULT_LIMIT_BYTES = 256 * 1024 * 1024;
 export function createJobsService(deps: JobsDeps): JobsService {
   const { settings, logger } = deps;
   const store = new JobStore(deps.db, settings.timings.attemptTimeoutMs);
+  // Finished jobs' usage records, one message for those that finish together (each event is acked
+  // only once its record is on the bus; the ledger keeps one record per request id).
+  const usageRecords = new GroupCommit<UsageRecord, void>(async (records) => {
+    await deps.bus.enqueue("usage.records", { records }, { msgId: usageBatchId(records) });
+    return records.map(() => undefined);
+  }, MAX_USAGE_BATCH);
   const credentials = new JobCredentials(settings.masterKey, settings.internalSecret);
   const dispatcher = new Dispatcher(store, deps.bus, settings.timings, logger, credentials);
   const catalog = new Catalog(deps.gateway);
@@ -99,7 +106,7 @@ export function createJobsService(deps: JobsDeps): JobsService {
           // the event, which publishes the record again (the ledger keeps one per request id).
           const ended = finished ?? (finishedJobStatuses.includes(event.status) ? await store.finishedJob(event.job_id) : undefined);
           const record = ended && jobUsageRecord(event.job_id, ended, endOf(event));
-          if (record) await deps.bus.enqueue("usage.records", { records: [record] }, { msgId: record.request_id });
+          if (record) await usageRecords.run(record);
           // Its bodies, when its workspace keeps detailed logs (ingress left them to jobs).
           const bodies = ended && jobBodies(ended, event, deps.settings.redact);
           if (bodies) await deps.bus.enqueue("usage.bodies", { bodies: [bodies] }, { msgId: `${bodies.request_id}:bodies` });
