@@ -80,7 +80,7 @@ export class Dispatcher {
       } catch (err) {
         // A request the message cannot carry stays in the row: the worker reads it from this service.
         if (!(err instanceof PayloadTooLargeError) || subject !== "jobs.work.inference") throw err;
-        await this.bus.enqueue(subject, { ...work, request: { format: "stored", bytes: err.bytes } }, opts);
+        await this.bus.enqueue(subject, { ...work, request: { format: "stored", bytes: Buffer.byteLength(JSON.stringify(job.request)) } }, opts);
       }
       await this.store.markDispatched(job.id, job.attempts);
       return true;
