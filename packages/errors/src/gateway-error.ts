@@ -88,3 +88,9 @@ export function formatPath(path: readonly PropertyKey[]): string {
 export function isGatewayError(err: unknown): err is GatewayError {
   return err instanceof GatewayError;
 }
+
+/** OpenAI's `{error: {type}}` or Anthropic's `{type: "error", error: {type}}`: both keep it in `error.type`. */
+export function errorTypeOf(envelope: unknown): string | undefined {
+  const type = (envelope as { error?: { type?: unknown } } | undefined)?.error?.type;
+  return typeof type === "string" && type.length > 0 && type.length <= 100 ? type : undefined;
+}

@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import { buffer } from "node:stream/consumers";
 import type { Bus, Consumer, MessageMeta } from "@gw/bus";
 import { jobStatuses, type BinaryJobResult, type CallOutcome, type JobEvent, type JobWork } from "@gw/contracts";
-import { GatewayError } from "@gw/errors";
+import { errorTypeOf, GatewayError } from "@gw/errors";
 import { redactSecrets, type Logger } from "@gw/logger";
 import { CredentialsReader, JobAttempts, errorFormatFor, reportJobEvent, toGatewayError } from "@gw/service-kit";
 import { busWithTraceContext, withConsumerSpan } from "@gw/telemetry";
@@ -91,7 +91,7 @@ export async function startJobWorker(options: JobWorkerOptions): Promise<Consume
     }
     const outcome = await outcomeOf(answer, path);
     const status = outcome.ok ? 200 : outcome.status;
-    options.observer?.ended(path, meter, status, outcome.ok ? undefined : errorTypeOf(outcome.error, status), performance.now() - started);
+    options.observer?.ended(path, meter, status, outcome.ok ? undefined : (errorTypeOf(outcome.error) ?? String(status)), performance.now() - started);
     return { ...outcome, call: meter.outcome() };
   }
 
@@ -178,10 +178,4 @@ async function outcomeOf(answer: RouteAnswer, path: string): Promise<Result> {
 
 function failure(error: GatewayError, path: string): Result {
   return { ok: false, status: error.status, error: error.toEnvelope(errorFormatFor(path)) };
-}
-
-/** The error type a live call's metrics would carry: the envelope's. */
-function errorTypeOf(envelope: unknown, status: number): string {
-  const type = (envelope as { error?: { type?: unknown } }).error?.type;
-  return typeof type === "string" ? type : String(status);
 }

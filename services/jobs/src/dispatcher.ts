@@ -1,7 +1,7 @@
 import { PayloadTooLargeError, type Bus } from "@gw/bus";
 import { internalHeaders, jobStatuses, type JobEvent, type JobWork } from "@gw/contracts";
-import { GatewayError } from "@gw/errors";
-import { errorTypeOf, jobUsageRecord } from "./job-usage";
+import { errorTypeOf, GatewayError } from "@gw/errors";
+import { jobUsageRecord } from "./job-usage";
 import type { Logger } from "@gw/logger";
 import { errorFormatFor } from "@gw/service-kit";
 import { traceHeaders } from "@gw/telemetry";

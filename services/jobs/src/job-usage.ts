@@ -1,5 +1,6 @@
 import type { CallOutcome, CapturedBodies, CapturedBody, JobEvent, JobRequest, UsageRecord } from "@gw/contracts";
 import { DEFAULT_BODY_CAPTURE_BYTES, jobStatuses } from "@gw/contracts";
+import { errorTypeOf } from "@gw/errors";
 import { capturedJson } from "@gw/service-kit";
 import { researchRoute } from "./async-routes";
 import type { FinishedJob } from "./job-store";
@@ -38,12 +39,6 @@ export function endOf(event: JobEvent): { status: number; errorType?: string; ou
   const status = event.status_code ?? (failed ? 502 : 200);
   const errorType = failed ? errorTypeOf(event.error) : undefined;
   return { status, ...(errorType ? { errorType } : {}), ...(event.outcome ? { outcome: event.outcome } : {}) };
-}
-
-/** OpenAI's `{error: {type}}` or Anthropic's `{type: "error", error: {type}}`: both keep it in `error.type`. */
-export function errorTypeOf(envelope: unknown): string | undefined {
-  const type = (envelope as { error?: { type?: unknown } } | undefined)?.error?.type;
-  return typeof type === "string" && type.length > 0 && type.length <= 100 ? type : undefined;
 }
 
 /** The public model of a stored JSON request; a form (transcriptions) or an unreadable one has none here. */
