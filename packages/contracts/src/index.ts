@@ -20,3 +20,4 @@ export * from "./zoned-time";
 export * from "./roles";
 export * from "./console";
 export * from "./ledger-reads";
+export * from "./batches";

@@ -8,6 +8,17 @@ type Entry = [schema: z.ZodType, description: string];
 const passThrough = "Fields not listed here pass through to the upstream unchanged.";
 
 /**
+ * The upload form of `POST /v1/files`, one value per field, with `expires_after` as the bracketed
+ * fields OpenAI's clients send it as (`expires_after[anchor]`, `expires_after[seconds]`).
+ */
+const FileUploadForm = z.object({
+  file: z.instanceof(Blob),
+  purpose: z.enum(c.uploadPurposes),
+  "expires_after[anchor]": c.ExpiresAfter.shape.anchor.optional(),
+  "expires_after[seconds]": c.ExpiresAfter.shape.seconds.optional(),
+});
+
+/**
  * Request bodies, generated as zod reads its input (a field with a default is optional). The names
  * are the contracts' own; each description says what the schema cannot: the cross-field rules a
  * refinement checks, and where the contract is loose on purpose.
@@ -63,6 +74,14 @@ const requests: Record<string, Entry> = {
   WebtoolCrawlRequest: [c.WebtoolCrawlRequest, `Tavily's crawl request. ${passThrough}`],
   WebtoolMapRequest: [c.WebtoolMapRequest, `Tavily's map request. ${passThrough}`],
   WebtoolResearchRequest: [c.WebtoolResearchRequest, "Tavily's research request. Research runs as a job polled by id, so `stream: true` is refused."],
+  FileUploadForm: [
+    FileUploadForm,
+    "OpenAI's file upload form (multipart/form-data): a JSONL file of batch requests. Without `expires_after`, the file expires 30 days after its upload.",
+  ],
+  CreateBatchRequest: [
+    c.CreateBatchRequest,
+    "OpenAI's batch request: the uploaded file whose lines to run, and the route each line calls. `metadata` holds at most 16 pairs; `output_expires_after` sets when the output and error files expire (30 days by default).",
+  ],
 };
 
 /** Answers, generated as zod writes its output (a field with a default is always there). */
@@ -104,6 +123,14 @@ const answers: Record<string, Entry> = {
     "A job. Once `completed`, `result` is exactly what the regular route answers; once `failed`, `error` is that route's error envelope. Statuses other than the gateway's own may come from the provider.",
   ],
   BinaryJobResult: [c.BinaryJobResult, "A binary answer (speech) as a job result: its bytes in base64 and their content type."],
+  FileObject: [c.FileObject, "OpenAI's file object: an upload (`batch`) or a batch's output or error file (`batch_output`)."],
+  FileList: [c.FileList, "A page of the workspace's files; `after` set to `last_id` gives the next one while `has_more`."],
+  FileDeleted: [c.FileDeleted, "The file, deleted."],
+  Batch: [
+    c.Batch,
+    "OpenAI's batch object. Once the batch has finished, `output_file_id` holds the answers and `error_file_id` the failed lines; `request_counts` and `usage` add up its lines.",
+  ],
+  BatchList: [c.BatchList, "A page of the workspace's batches; `after` set to `last_id` gives the next one while `has_more`."],
   OpenAIError: [c.OpenAIErrorEnvelope, "OpenAI's error envelope: every route but the Messages ones."],
   AnthropicError: [c.AnthropicErrorEnvelope, "Anthropic's error envelope: `/v1/messages` and `/v1/async/messages`."],
 };
@@ -130,6 +157,16 @@ const fieldNotes: Record<string, Record<string, JsonSchema>> = {
     stream: { description: '"true" streams the text as Server-Sent Events.' },
   },
   WebtoolResearchQueued: { id: { type: "string", description: "The job id, as in `request_id`." } },
+  FileUploadForm: {
+    file: {
+      type: "string",
+      format: "binary",
+      contentMediaType: "application/octet-stream",
+      description: 'The JSONL file (named `*.jsonl`): one request a line, `{custom_id, method: "POST", url, body}`.',
+    },
+    "expires_after[anchor]": { description: "What the expiry counts from: only `created_at`." },
+    "expires_after[seconds]": { description: "Seconds from the anchor until the file expires: an hour to 30 days." },
+  },
 };
 
 export interface Components {

@@ -23,6 +23,10 @@ const tags = [
   ["Audio", "Speech and transcription."],
   ["OCR", "Documents read into Markdown."],
   ["Async jobs", "Every model route as a job: create it, then poll it by id. Jobs survive restarts and run at least once."],
+  [
+    "Batches",
+    "OpenAI's Files and Batch APIs: upload a JSONL file of requests, run it as a batch of async jobs paced by the workspace's limits and budgets, read the output and error files.",
+  ],
   ["Web tools", "Tavily's web search, extract, crawl, map and research (`webtool`)."],
   ["Search", "SerpAPI's search engine results (`serptool`)."],
 ] as const;

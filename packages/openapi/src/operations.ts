@@ -1,4 +1,4 @@
-import { SerptoolSearchQuery } from "@gw/contracts";
+import { SerptoolSearchQuery, filePurposes } from "@gw/contracts";
 import { queryParameters } from "./components";
 import type { Envelope } from "./errors";
 import { ref, type JsonSchema } from "./json-schema";
@@ -6,7 +6,7 @@ import { json, modelRoutes, type Content } from "./model-routes";
 
 /** One operation of the public API, before it is written as OpenAPI. */
 export interface Operation {
-  method: "get" | "post";
+  method: "get" | "post" | "delete";
   path: string;
   operationId: string;
   tag: string;
@@ -116,6 +116,178 @@ function modelOperations(): Operation[] {
       },
     ];
   });
+}
+
+const fileId: JsonSchema = {
+  name: "file_id",
+  in: "path",
+  required: true,
+  description: "The file's id, as its upload or its batch answered.",
+  schema: { type: "string", pattern: "^file-[A-Za-z0-9]{1,64}$" },
+  example: "file-abc123",
+};
+
+const batchId: JsonSchema = {
+  name: "batch_id",
+  in: "path",
+  required: true,
+  description: "The batch's id, as its creation answered.",
+  schema: { type: "string", pattern: "^batch_[A-Za-z0-9]{1,64}$" },
+  example: "batch_abc123",
+};
+
+const after = (what: string): JsonSchema => ({
+  name: "after",
+  in: "query",
+  required: false,
+  description: `A ${what} id: the page starts after it (the previous page's \`last_id\`).`,
+  schema: { type: "string" },
+});
+
+const limit = (max: number, fallback: number): JsonSchema => ({
+  name: "limit",
+  in: "query",
+  required: false,
+  description: `How many to list, 1 to ${max}.`,
+  schema: { type: "integer", minimum: 1, maximum: max, default: fallback },
+});
+
+/** OpenAI's Files and Batch APIs, served by the jobs service. */
+function batchOperations(): Operation[] {
+  const base = { tag: "Batches", envelope: "openai" as const };
+  return [
+    {
+      ...base,
+      method: "post",
+      path: "/v1/files",
+      operationId: "createFile",
+      summary: "Upload a file",
+      description:
+        "Uploads a JSONL file of batch requests (purpose `batch`), up to 200 MB, for `POST /v1/batches`. Counts as one request against the rate limits; the lines cost nothing until a batch runs them.",
+      charged: true,
+      body: { kind: "multipart", schema: "FileUploadForm", example: { purpose: "batch" } },
+      success: { status: 200, description: "The file.", content: json("FileObject") },
+      errors: statuses(AUTH, BODY),
+    },
+    {
+      ...base,
+      method: "get",
+      path: "/v1/files",
+      operationId: "listFiles",
+      summary: "List files",
+      description: "The workspace's files that have not expired: its uploads and its batches' output and error files.",
+      charged: false,
+      parameters: [
+        { name: "purpose", in: "query", required: false, description: "Only files of this purpose.", schema: { type: "string", enum: [...filePurposes] } },
+        limit(10_000, 10_000),
+        {
+          name: "order",
+          in: "query",
+          required: false,
+          description: "By creation time: `asc` oldest first, `desc` newest first.",
+          schema: { type: "string", enum: ["asc", "desc"], default: "desc" },
+        },
+        after("file"),
+      ],
+      success: { status: 200, description: "A page of files.", content: json("FileList") },
+      errors: statuses(AUTH, [400]),
+    },
+    {
+      ...base,
+      method: "get",
+      path: "/v1/files/{file_id}",
+      operationId: "retrieveFile",
+      summary: "Get a file",
+      description: "A file of the workspace, without its content.",
+      charged: false,
+      parameters: [fileId],
+      success: { status: 200, description: "The file.", content: json("FileObject") },
+      errors: statuses(AUTH, [404]),
+    },
+    {
+      ...base,
+      method: "delete",
+      path: "/v1/files/{file_id}",
+      operationId: "deleteFile",
+      summary: "Delete a file",
+      description: "Deletes a file of the workspace and its content.",
+      charged: false,
+      parameters: [fileId],
+      success: { status: 200, description: "The file, deleted.", content: json("FileDeleted") },
+      errors: statuses(AUTH, [404]),
+    },
+    {
+      ...base,
+      method: "get",
+      path: "/v1/files/{file_id}/content",
+      operationId: "downloadFile",
+      summary: "Get a file's content",
+      description:
+        "The file's bytes as uploaded, or a batch's output or error file: JSONL, one line per request, `{id, custom_id, response: {status_code, request_id, body}, error}`.",
+      charged: false,
+      parameters: [fileId],
+      success: {
+        status: 200,
+        description: "The file's bytes.",
+        content: { "application/octet-stream": { schema: { type: "string", format: "binary" } } },
+      },
+      errors: statuses(AUTH, [404]),
+    },
+    {
+      ...base,
+      method: "post",
+      path: "/v1/batches",
+      operationId: "createBatch",
+      summary: "Create a batch",
+      description:
+        "Runs each line of an uploaded file as a job on `endpoint`, paced by the workspace's rate limits and budgets, within 24 hours. Counts as one request; each line is charged as the call it makes, when it runs. An unknown `input_file_id` is a 404.",
+      charged: true,
+      body: {
+        kind: "json",
+        schema: "CreateBatchRequest",
+        example: { input_file_id: "file-abc123", endpoint: "/v1/chat/completions", completion_window: "24h" },
+      },
+      success: { status: 200, description: "The batch, `validating` its input.", content: json("Batch") },
+      errors: statuses(AUTH, BODY, [404]),
+    },
+    {
+      ...base,
+      method: "get",
+      path: "/v1/batches",
+      operationId: "listBatches",
+      summary: "List batches",
+      description: "The workspace's batches, newest first.",
+      charged: false,
+      parameters: [after("batch"), limit(100, 20)],
+      success: { status: 200, description: "A page of batches.", content: json("BatchList") },
+      errors: statuses(AUTH, [400]),
+    },
+    {
+      ...base,
+      method: "get",
+      path: "/v1/batches/{batch_id}",
+      operationId: "retrieveBatch",
+      summary: "Get a batch",
+      description: "A batch of the workspace: its status, its line counts and, once finished, its output and error files.",
+      charged: false,
+      parameters: [batchId],
+      success: { status: 200, description: "The batch.", content: json("Batch") },
+      errors: statuses(AUTH, [404]),
+    },
+    {
+      ...base,
+      method: "post",
+      path: "/v1/batches/{batch_id}/cancel",
+      operationId: "cancelBatch",
+      summary: "Cancel a batch",
+      description:
+        "Stops a batch: no more lines start, and it is `cancelling` until the running ones end, then `cancelled` with the answers so far in its output file. A batch that has already finished is a 409.",
+      charged: false,
+      parameters: [batchId],
+      success: { status: 200, description: "The batch, `cancelling` or `cancelled`.", content: json("Batch") },
+      errors: statuses(AUTH, [404, 409]),
+    },
+  ];
 }
 
 const webtoolCalls = [
@@ -238,5 +410,5 @@ function modelListOperations(): Operation[] {
 
 /** Every operation the gateway serves on its public port, in the order of the reference. */
 export function publicOperations(): Operation[] {
-  return [...modelListOperations(), ...modelOperations(), ...toolOperations()];
+  return [...modelListOperations(), ...modelOperations(), ...batchOperations(), ...toolOperations()];
 }

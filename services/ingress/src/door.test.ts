@@ -179,6 +179,19 @@ describe("when the path or method is not one the gateway serves", () => {
     expect(answer.headers.allow).toBe("POST");
   });
 
+  for (const [method, path, allow] of [
+    ["POST", "/v1/files/file-abc", "GET, DELETE"],
+    ["DELETE", "/v1/batches", "GET, POST"],
+  ] as const) {
+    it(`then ${method} ${path}, a path that takes several methods, is a 405 naming all of them in Allow`, async () => {
+      const answer = await call(path, { method, noKey: true });
+      expect(answer.status).toBe(405);
+      expect(answer.headers.allow).toBe(allow);
+      expect(errorOf(answer).message).toBe(`${method} is not allowed on ${path}: it takes ${allow}`);
+      expect(seen).toHaveLength(0);
+    });
+  }
+
   for (const id of ["job_%C0%AF", "job_%E9%FF", `job_${"f".repeat(200)}`, "job_..", "%2e%2e"]) {
     it(`then the job id ${id.slice(0, 20)} is a 404, on an async read and on research, and reaches no backend`, async () => {
       for (const path of [`/v1/async/chat/completions/${id}`, `/v1/tools/webtool/research/${id}`]) {
@@ -189,6 +202,27 @@ describe("when the path or method is not one the gateway serves", () => {
       expect(seen).toHaveLength(0);
     });
   }
+});
+
+describe("when a file or a batch is named by its id", () => {
+  it("then a DELETE and a bodiless cancel reach the jobs backend with their method and path", async () => {
+    expect((await call("/v1/files/file-abc123", { method: "DELETE" })).status).toBe(200);
+    expect((await call("/v1/batches/batch_abc123/cancel", { method: "POST" })).status).toBe(200);
+    expect(seen.map((s) => `${s.method} ${s.url}`)).toEqual(["DELETE /v1/files/file-abc123", "POST /v1/batches/batch_abc123/cancel"]);
+  });
+
+  it("then an id not in OpenAI's form is a 404 that reaches no backend", async () => {
+    for (const [method, path] of [
+      ["GET", "/v1/files/file_abc"],
+      ["DELETE", "/v1/files/file-%2e%2e"],
+      ["GET", "/v1/files/file-abc/content/x"],
+      ["POST", "/v1/batches/batch-abc/cancel"],
+    ] as const) {
+      const answer = await call(path, { method });
+      expect(answer.status, `${method} ${path}`).toBe(404);
+    }
+    expect(seen).toHaveLength(0);
+  });
 });
 
 describe("when a request has no valid key", () => {

@@ -117,7 +117,7 @@ function door(authenticator: Authenticator): RequestHandler {
       if ("error" in match) {
         if (match.error === "method_not_allowed") {
           res.setHeader("allow", match.allow);
-          throw new GatewayError("method_not_allowed", `${path} takes ${match.allow}, not ${req.method}`);
+          throw new GatewayError("method_not_allowed", `${req.method} is not allowed on ${path}: it takes ${match.allow}`);
         }
         throw new GatewayError("not_found", `Unknown route: ${req.method} ${path ?? "(malformed path)"}`);
       }
@@ -200,7 +200,7 @@ function checkJson(req: Request, res: Response, next: () => void): void {
  * once the answer is complete settles the token reservation against what the backend reported: the
  * real usage when it said, nothing for a failed call, the estimate when the outcome is unknown (a
  * client that went away mid-stream may still have cost tokens upstream). A key or workspace with a
- * budget also holds the request's worst-case cost, asked in the same tick as the rate limit (one
+ * budget also holds a priced request's worst-case cost, asked in the same tick as the rate limit (one
  * write to Redis, one round trip for both), and settles it the same way.
  */
 function limitRate(gate: RateLimitGate, windowMs: number, budgets: BudgetGate | undefined): RequestHandler {
@@ -210,7 +210,7 @@ function limitRate(gate: RateLimitGate, windowMs: number, budgets: BudgetGate | 
     if (!charge || !principal) return next();
     const parts = charge.tokenRoute ? tokenPartsOf(charge.tokenRoute, target!, req, res) : undefined;
     const tokens = parts ? parts.input + parts.output : 0;
-    const budget = budgets?.applies(principal) ? settled(budgets.admit(principal, budgetAsk(req, res, target!, parts), res)) : undefined;
+    const budget = priced(target!) && budgets?.applies(principal) ? settled(budgets.admit(principal, budgetAsk(req, res, target!, parts), res)) : undefined;
     let admission: Awaited<ReturnType<RateLimitGate["admit"]>>;
     try {
       admission = await gate.admit(principal, tokens);
@@ -256,6 +256,15 @@ function limitRate(gate: RateLimitGate, windowMs: number, budgets: BudgetGate | 
     }
     next();
   };
+}
+
+/**
+ * Whether the budgets price the call: a model call (by its tokens and units) or a tool's. Uploading a
+ * file or creating a batch costs nothing and holds nothing (a batch's lines are priced as they run),
+ * so neither is refused by a spent budget nor waits on the budget store.
+ */
+function priced(target: RouteTarget): boolean {
+  return target.charge?.tokenRoute !== undefined || target.tool !== undefined;
 }
 
 /** What the budgets price: the route's units, its model, and the body the worst case is read from. */

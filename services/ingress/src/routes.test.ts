@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { normalisePath, resolveRoute, type RouteTarget } from "./routes";
+import { ledgerRouteOf, normalisePath, publicRoutes, resolveRoute, type RouteTarget } from "./routes";
 
 type Expected = Pick<RouteTarget, "backend" | "label" | "body"> & { tool?: string };
 
@@ -34,6 +34,16 @@ describe("resolveRoute", () => {
     ["GET", "/v1/tools/webtool/research/job_123", { backend: "jobs", label: "/v1/tools/webtool/research", body: "none", tool: "webtool" }],
     ["GET", "/v1/tools/serptool/search", { backend: "tools", label: "/v1/tools/serptool", body: "none", tool: "serptool" }],
     ["HEAD", "/v1/models", { backend: "inference", label: "/v1/models", body: "none" }],
+    ["POST", "/v1/files", { backend: "jobs", label: "/v1/files", body: "multipart" }],
+    ["GET", "/v1/files", { backend: "jobs", label: "/v1/files", body: "none" }],
+    ["GET", "/v1/files/file-abc123", { backend: "jobs", label: "/v1/files/{file_id}", body: "none" }],
+    ["DELETE", "/v1/files/file-abc123", { backend: "jobs", label: "/v1/files/{file_id}", body: "none" }],
+    ["GET", "/v1/files/file-abc123/content", { backend: "jobs", label: "/v1/files/{file_id}/content", body: "none" }],
+    ["HEAD", "/v1/files/file-abc123/content", { backend: "jobs", label: "/v1/files/{file_id}/content", body: "none" }],
+    ["POST", "/v1/batches", { backend: "jobs", label: "/v1/batches", body: "json" }],
+    ["GET", "/v1/batches", { backend: "jobs", label: "/v1/batches", body: "none" }],
+    ["GET", "/v1/batches/batch_abc123", { backend: "jobs", label: "/v1/batches/{batch_id}", body: "none" }],
+    ["POST", "/v1/batches/batch_abc123/cancel", { backend: "jobs", label: "/v1/batches/{batch_id}/cancel", body: "none" }],
   ];
   for (const [method, path, expected] of table) {
     it(`when ${method} ${path} is matched, then it goes to ${expected.backend} under ${expected.label}`, () => {
@@ -56,6 +66,23 @@ describe("resolveRoute", () => {
     "/v1/async/nope/job_123",
     "/v1/async/chat/completions/job_%C0%AF",
     `/v1/tools/webtool/research/job_${"a".repeat(65)}`,
+    "/v1/files/abc",
+    "/v1/files/file_abc",
+    "/v1/files/file-",
+    "/v1/files/file-a.b",
+    "/v1/files/file-%41bc",
+    `/v1/files/file-${"a".repeat(65)}`,
+    "/v1/files/file-abc/contents",
+    "/v1/files/file-abc/content/more",
+    "/v1/files/content",
+    "/v1/batches/abc",
+    "/v1/batches/batch-abc",
+    "/v1/batches/batch_",
+    `/v1/batches/batch_${"a".repeat(65)}`,
+    "/v1/batches/batch_abc/cancelled",
+    "/v1/batches/batch_abc/cancel/now",
+    "/v1/batches/job_abc",
+    "/v1/batches/file-abc/cancel",
   ];
   for (const path of unknown) {
     it(`when the path is ${path.slice(0, 60)}, then nothing matches: a 404 before anything is read`, () => {
@@ -68,6 +95,26 @@ describe("resolveRoute", () => {
     expect(resolveRoute("/v1/chat/completions", "GET")).toEqual({ error: "method_not_allowed", allow: "POST" });
     expect(resolveRoute("/v1/models", "DELETE")).toEqual({ error: "method_not_allowed", allow: "GET" });
     expect(resolveRoute("/v1/async/chat/completions/job_1", "POST")).toEqual({ error: "method_not_allowed", allow: "GET" });
+  });
+
+  it("when a path takes several methods and is called with another, then the answer names them all, as an Allow header does", () => {
+    const cases: [string, string, string][] = [
+      ["POST", "/v1/files/file-abc", "GET, DELETE"],
+      ["PUT", "/v1/files/file-abc", "GET, DELETE"],
+      ["DELETE", "/v1/files", "GET, POST"],
+      ["PATCH", "/v1/files", "GET, POST"],
+      ["DELETE", "/v1/batches", "GET, POST"],
+      ["DELETE", "/v1/files/file-abc/content", "GET"],
+      ["POST", "/v1/batches/batch_abc", "GET"],
+      ["DELETE", "/v1/batches/batch_abc", "GET"],
+      ["GET", "/v1/batches/batch_abc/cancel", "POST"],
+      ["HEAD", "/v1/batches/batch_abc/cancel", "POST"],
+      ["DELETE", "/v1/chat/completions", "POST"],
+      ["constructor", "/v1/models", "GET"],
+    ];
+    for (const [method, path, allow] of cases) {
+      expect(resolveRoute(path, method), `${method} ${path}`).toEqual({ error: "method_not_allowed", allow });
+    }
   });
 
   it("when any path is matched, then the label is one of a fixed set, whatever the caller typed", () => {
@@ -97,10 +144,67 @@ describe("charges", () => {
     ["GET", "/v1/tools/serptool/search", {}],
     ["POST", "/v1/tools/webtool/research", {}],
     ["GET", "/v1/tools/webtool/research/job_1", undefined],
+    ["POST", "/v1/files", {}],
+    ["GET", "/v1/files", undefined],
+    ["GET", "/v1/files/file-1", undefined],
+    ["DELETE", "/v1/files/file-1", undefined],
+    ["GET", "/v1/files/file-1/content", undefined],
+    ["POST", "/v1/batches", {}],
+    ["GET", "/v1/batches", undefined],
+    ["GET", "/v1/batches/batch_1", undefined],
+    ["POST", "/v1/batches/batch_1/cancel", undefined],
   ];
   for (const [method, path, expected] of cases) {
     it(`when ${method} ${path} is called, then it ${expected ? "counts" : "is free"}${expected?.tokenRoute ? " with a token estimate" : ""}`, () => {
       expect(target(path, method).charge).toEqual(expected);
+    });
+  }
+});
+
+describe("body bounds", () => {
+  it("when a file is uploaded, then it may be as large as OpenAI's batch files (200 MiB); a batch's creation takes 1 MiB", () => {
+    expect(target("/v1/files", "POST").maxBodyBytes).toBe(200 * 1024 * 1024);
+    expect(target("/v1/batches", "POST").maxBodyBytes).toBe(1024 * 1024);
+    expect(target("/v1/batches/batch_1/cancel", "POST").maxBodyBytes).toBe(0);
+  });
+});
+
+describe("publicRoutes and ledgerRouteOf", () => {
+  it("when the table is listed, then each path and method comes once, the Files and Batch routes among them", () => {
+    const pairs = publicRoutes().map(({ path, target }) => `${target.method} ${path}`);
+    expect(new Set(pairs).size).toBe(pairs.length);
+    expect(pairs).toEqual(
+      expect.arrayContaining([
+        "POST /v1/files",
+        "GET /v1/files",
+        "GET /v1/files/{file_id}",
+        "DELETE /v1/files/{file_id}",
+        "GET /v1/files/{file_id}/content",
+        "POST /v1/batches",
+        "GET /v1/batches",
+        "GET /v1/batches/{batch_id}",
+        "POST /v1/batches/{batch_id}/cancel",
+      ]),
+    );
+  });
+
+  const ledger: [string, string, string][] = [
+    ["POST", "/v1/chat/completions", "/v1/chat/completions"],
+    ["GET", "/v1/models/gpt-4o-mini", "/v1/models/{model}"],
+    ["GET", "/v1/async/chat/completions/job_1", "/v1/async/chat/completions/{job_id}"],
+    ["GET", "/v1/tools/webtool/research/job_1", "/v1/tools/webtool/research/{job_id}"],
+    ["POST", "/v1/files", "/v1/files"],
+    ["GET", "/v1/files", "/v1/files"],
+    ["GET", "/v1/files/file-abc", "/v1/files/{file_id}"],
+    ["DELETE", "/v1/files/file-abc", "/v1/files/{file_id}"],
+    ["GET", "/v1/files/file-abc/content", "/v1/files/{file_id}/content"],
+    ["POST", "/v1/batches", "/v1/batches"],
+    ["GET", "/v1/batches/batch_abc", "/v1/batches/{batch_id}"],
+    ["POST", "/v1/batches/batch_abc/cancel", "/v1/batches/{batch_id}/cancel"],
+  ];
+  for (const [method, path, expected] of ledger) {
+    it(`when ${method} ${path} is recorded, then the ledger names ${expected}`, () => {
+      expect(ledgerRouteOf(path, target(path, method))).toBe(expected);
     });
   }
 });

@@ -15,7 +15,12 @@ const documented = doc.paths as Record<string, Record<string, Operation>>;
 const mediaTypes: Record<BodyKind, string[]> = { json: ["application/json"], multipart: ["multipart/form-data"], none: [] };
 
 /** A concrete path for a template, with ids the route table accepts. */
-const concrete = (template: string) => template.replace("{model}", "gpt-4o-mini").replace("{job_id}", "job_0123456789abcdef0123456789abcdef");
+const concrete = (template: string) =>
+  template
+    .replace("{model}", "gpt-4o-mini")
+    .replace("{job_id}", "job_0123456789abcdef0123456789abcdef")
+    .replace("{file_id}", "file-abc123")
+    .replace("{batch_id}", "batch_abc123");
 
 describe("the API reference against ingress's route table", () => {
   it("when a route is in the table, then the document has it with the same method and body type", () => {
