@@ -56,6 +56,8 @@ export async function startEmbedded(
   const bodyLimitBytes = Math.floor(env.GATEWAY_BODY_LIMIT_MB * 1024 * 1024);
 
   let jobsUrl = "";
+  // Jobs and the console reach ingress's admin port, known only once ingress listens: asked for per call.
+  let adminUrl = "";
   const inference = createInferenceService({
     bus,
     gateway,
@@ -78,7 +80,17 @@ export async function startEmbedded(
     db,
     gateway,
     logger: logger.child({ component: "jobs" }),
-    settings: { host: loopback, port: 0, internalSecret, bodyLimitBytes, timings: jobTimings(env), masterKey: env.GATEWAY_MASTER_KEY, redact },
+    settings: {
+      host: loopback,
+      port: 0,
+      internalSecret,
+      bodyLimitBytes,
+      timings: jobTimings(env),
+      masterKey: env.GATEWAY_MASTER_KEY,
+      redact,
+      // Ingress listens last: its admin URL is asked for per call (batches wait for it).
+      ingressAdminUrl: () => adminUrl,
+    },
   });
   const usage = createUsageService({
     bus,
@@ -87,8 +99,6 @@ export async function startEmbedded(
     logger: logger.child({ component: "usage" }),
     settings: { host: loopback, port: 0, internalSecret, retentionDays: env.GATEWAY_USAGE_RETENTION_DAYS },
   });
-  // The console reaches ingress's admin port, known only once ingress listens: asked for per call.
-  let adminUrl = "";
   let publicUrl: string | undefined;
   const people = createConsoleService({
     db,

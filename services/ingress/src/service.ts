@@ -186,6 +186,7 @@ export function createIngressService(deps: IngressDeps): IngressService {
         credentials: { store: new CredentialStore(db, bus), sealer: atRest, providers: settings.providers ?? [] },
         usage: { url: settings.usageUrl, internalSecret: settings.internalSecret, consoleUrl: settings.consoleUrl },
         budgets,
+        admissions: { rateLimits, credentials: relay, rateWindowMs: settings.rateLimits.windowMs },
       });
       const pub = await startHttpServer(publicApp, settings.port, settings.host, { deferContinue: true });
       const admin = await startHttpServer(adminApp, settings.adminPort, settings.host);

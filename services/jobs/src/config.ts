@@ -39,6 +39,8 @@ const JobsEnv = JobTimingEnv.extend({
     .regex(/^[a-z0-9]+$/)
     .default("gw"),
   GATEWAY_BODY_LIMIT_MB: z.coerce.number().positive().max(512).default(32),
+  /** Ingress's admin port: it admits batches' lines under their keys' limits and budgets. */
+  INGRESS_ADMIN_URL: z.url().default("http://127.0.0.1:8090"),
   LOG_LEVEL: logLevel,
 });
 export type JobsEnv = z.infer<typeof JobsEnv>;

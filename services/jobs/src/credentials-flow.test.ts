@@ -42,7 +42,7 @@ async function start(masterKey: string | undefined): Promise<Running> {
     bus,
     logger,
     gateway,
-    settings: { host: "127.0.0.1", port: 0, internalSecret: SECRET, bodyLimitBytes: 1 << 20, timings, masterKey },
+    settings: { host: "127.0.0.1", port: 0, internalSecret: SECRET, bodyLimitBytes: 1 << 20, timings, masterKey, ingressAdminUrl: () => "http://127.0.0.1:9" },
   });
   const { url } = await service.start();
   const works: JobWork[] = [];

@@ -72,6 +72,15 @@ export class JobCredentials {
   }
 
   /**
+   * A batch line's credentials as ingress gave them at admission (sealed for transit), sealed at
+   * rest; refused, as a job's, without a master key.
+   */
+  sealHeader(workspaceId: string, header: string): StoredCredentials | undefined {
+    const opened = this.reader.read(header, workspaceId);
+    return opened ? this.seal(workspaceId, opened) : undefined;
+  }
+
+  /**
    * A header kept by a job created before migration 0004, sealed at rest; undefined when there is
    * no master key or it does not open (the job then keeps it and runs with it as before).
    */

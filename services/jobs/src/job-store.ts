@@ -41,6 +41,8 @@ export interface FinishedJob {
   request: string | null;
   /** Days to keep the job's bodies (detailed logs), or null. */
   capture_days: number | null;
+  /** The batch the job is a line of, when it is one. */
+  batch_id?: string | null;
 }
 
 /** A job failed by the sweep on its last attempt's deadline. */
@@ -62,6 +64,8 @@ export interface NewJob {
   requestHash: string;
   tokenTicket?: TokenTicket;
   captureDays?: number;
+  /** A batch's line: its batch, its line number in the input file and the caller's `custom_id`. */
+  batch?: { id: string; line: number; customId: string };
 }
 
 const COLUMNS = `id, workspace_id, key_id, route, request, identity, credentials, transit_credentials, request_id, status, result,
@@ -119,16 +123,17 @@ export class JobStore {
   ) {}
 
   /** One INSERT for all the jobs given, in their order; each is queued, on its first attempt. */
-  private async insertRows(tx: Queryable, jobs: NewJob[]): Promise<JobRow[]> {
+  async insertRows(tx: Queryable, jobs: NewJob[]): Promise<JobRow[]> {
     const column = <V>(pick: (job: NewJob) => V) => jobs.map(pick);
     const inserted = await tx.query<StoredRow>(
       `INSERT INTO jobs.jobs (id, workspace_id, key_id, route, request, identity, credentials, request_id, status, attempts,
-         deadline_at, idempotency_key, request_hash, token_ticket, capture_days)
+         deadline_at, idempotency_key, request_hash, token_ticket, capture_days, batch_id, batch_line, custom_id)
        SELECT id, workspace_id, key_id, route, request, identity::jsonb, credentials::jsonb, request_id, '${jobStatuses.queued}', 1,
-         now() + $1 * interval '1 millisecond', idempotency_key, request_hash, token_ticket::jsonb, capture_days
+         now() + $1 * interval '1 millisecond', idempotency_key, request_hash, token_ticket::jsonb, capture_days, batch_id, batch_line, custom_id
        FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::text[], $11::text[],
-         $12::text[], $13::int[])
-         AS n(id, workspace_id, key_id, route, request, identity, credentials, request_id, idempotency_key, request_hash, token_ticket, capture_days)
+         $12::text[], $13::int[], $14::text[], $15::int[], $16::text[])
+         AS n(id, workspace_id, key_id, route, request, identity, credentials, request_id, idempotency_key, request_hash, token_ticket, capture_days,
+           batch_id, batch_line, custom_id)
        RETURNING ${COLUMNS}`,
       [
         this.attemptTimeoutMs,
@@ -144,6 +149,9 @@ export class JobStore {
         column((j) => j.requestHash),
         column((j) => (j.tokenTicket ? JSON.stringify(j.tokenTicket) : null)),
         column((j) => j.captureDays ?? null),
+        column((j) => j.batch?.id ?? null),
+        column((j) => j.batch?.line ?? null),
+        column((j) => j.batch?.customId ?? null),
       ],
     );
     const byId = new Map(inserted.rows.map((row) => [row.id, fromStored(row)]));
@@ -273,10 +281,11 @@ export class JobStore {
          completed_at = CASE WHEN $4::boolean THEN now() ELSE completed_at END,
          deadline_at = CASE WHEN $4::boolean THEN NULL ELSE now() + $7 * interval '1 millisecond' END,
          upstream_id = COALESCE($8, upstream_id),
-         result_bytes = CASE WHEN $4::boolean THEN $10::integer ELSE result_bytes END
+         result_bytes = CASE WHEN $4::boolean THEN $10::integer ELSE result_bytes END,
+         status_code = CASE WHEN $4::boolean THEN $11::integer ELSE status_code END
        WHERE id = $1 AND attempts = $9 AND ${OPEN} AND ($4::boolean OR COALESCE(status_at, 0) <= $3)
          AND ($10::integer IS NULL OR EXISTS (SELECT 1 FROM jobs.results r WHERE r.job_id = $1 AND r.attempt = $9))
-       RETURNING token_ticket, workspace_id, key_id, route, request_id, created_at, completed_at, capture_days,
+       RETURNING token_ticket, workspace_id, key_id, route, request_id, created_at, completed_at, capture_days, batch_id,
          CASE WHEN $4::boolean THEN request ELSE NULL END AS request`,
       [
         event.job_id,
@@ -289,6 +298,7 @@ export class JobStore {
         event.upstream_id === undefined ? null : withoutNul(event.upstream_id),
         event.attempt,
         event.result_stored?.bytes ?? null,
+        event.status_code ?? null,
       ],
     );
     const row = result.rows[0] as (FinishedJob & { token_ticket: TokenTicket | null }) | undefined;
@@ -376,7 +386,8 @@ export class JobStore {
   /** Removes finished jobs older than the retention time; returns how many went. */
   async removeFinished(retentionMs: number, limit: number): Promise<number> {
     const result = await this.db.query(
-      `DELETE FROM jobs.jobs WHERE id IN (SELECT id FROM jobs.jobs WHERE completed_at < now() - $1 * interval '1 millisecond' LIMIT $2)`,
+      // A batch's lines stay until the batch is finalized, which removes them.
+      `DELETE FROM jobs.jobs WHERE id IN (SELECT id FROM jobs.jobs WHERE completed_at < now() - $1 * interval '1 millisecond' AND batch_id IS NULL LIMIT $2)`,
       [retentionMs, limit],
     );
     return result.rowCount;

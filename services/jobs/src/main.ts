@@ -34,6 +34,7 @@ await runUntilSignal(logger, async () => {
       bodyLimitBytes: Math.floor(env.GATEWAY_BODY_LIMIT_MB * 1024 * 1024),
       timings: jobTimings(env),
       redact: providerSecretValues(gateway, process.env),
+      ingressAdminUrl: () => env.INGRESS_ADMIN_URL,
     },
   });
   await service.start();

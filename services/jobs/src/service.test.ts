@@ -26,7 +26,7 @@ const start = async () => {
     bus,
     logger,
     gateway,
-    settings: { host: "127.0.0.1", port: 0, internalSecret: "s".repeat(32), bodyLimitBytes: 1 << 20, timings },
+    settings: { host: "127.0.0.1", port: 0, internalSecret: "s".repeat(32), bodyLimitBytes: 1 << 20, timings, ingressAdminUrl: () => "http://127.0.0.1:9" },
   });
   await service.start();
   return { bus, service };

@@ -6,7 +6,12 @@ import { finishedJobStatuses, jobStatuses, MAX_USAGE_BATCH, type UsageRecord, us
 import type { Logger } from "@gw/logger";
 import { Catalog, createInternalHttp } from "@gw/service-kit";
 import { withConsumerSpan } from "@gw/telemetry";
+import { admissionClient } from "./admission-client";
+import { BatchRunner } from "./batch-runner";
+import { mountBatchRoutes } from "./batch-routes";
+import { BatchStore } from "./batch-store";
 import { Dispatcher, type JobTimings } from "./dispatcher";
+import { FileStore } from "./file-store";
 import { GroupCommit } from "./group-commit";
 import { JobCredentials } from "./job-credentials";
 import { JobStore } from "./job-store";
@@ -26,6 +31,8 @@ export interface JobsSettings {
   masterKey?: string;
   /** Configured provider keys this process can read: redacted from detailed logs wherever they appear. */
   redact?: readonly string[];
+  /** Ingress's admin port, which admits batches' lines under their keys' limits and budgets. */
+  ingressAdminUrl: () => string;
 }
 
 export interface JobsDeps {
@@ -50,6 +57,8 @@ export const jobsMigrations = fileURLToPath(new URL("../../jobs/migrations", imp
 const EVENT_CONCURRENCY = 8;
 /** The largest result a worker may hand over out of band: ten times a 25 MB upload's transcript, or a long speech file. */
 const JOB_RESULT_LIMIT_BYTES = 256 * 1024 * 1024;
+/** OpenAI's limit on a batch input file (the operator's body limit applies first). */
+const FILE_LIMIT_BYTES = 200 * 1024 * 1024;
 
 /**
  * The jobs service: job and research state in the `jobs` schema. It writes a job, then publishes its
@@ -68,6 +77,19 @@ export function createJobsService(deps: JobsDeps): JobsService {
   const credentials = new JobCredentials(settings.masterKey, settings.internalSecret);
   const dispatcher = new Dispatcher(store, deps.bus, settings.timings, logger, credentials);
   const catalog = new Catalog(deps.gateway);
+  const files = new FileStore(deps.db);
+  const batches = new BatchStore(deps.db);
+  const runner = new BatchRunner({
+    batches,
+    files,
+    jobs: store,
+    dispatcher,
+    catalog,
+    credentials,
+    admit: admissionClient(settings.ingressAdminUrl, settings.internalSecret),
+    bus: deps.bus,
+    logger,
+  });
   let events: Consumer | undefined;
   let credentialChanges: Consumer | undefined;
   const http = createInternalHttp({
@@ -88,6 +110,7 @@ export function createJobsService(deps: JobsDeps): JobsService {
         maxMessageBytes: () => deps.bus.maxPayloadBytes,
         resultLimitBytes: JOB_RESULT_LIMIT_BYTES,
       });
+      mountBatchRoutes(app, { files, batches, fileLimitBytes: Math.min(FILE_LIMIT_BYTES, settings.bodyLimitBytes), kick: () => runner.kick() });
     },
   });
   return {
@@ -129,10 +152,12 @@ export function createJobsService(deps: JobsDeps): JobsService {
         );
       });
       dispatcher.start();
+      runner.start();
       return { url: (await http.start()).url };
     },
     async stop() {
       await http.stop();
+      await runner.stop();
       await dispatcher.stop();
       await events?.stop();
       await credentialChanges?.stop();

@@ -13,6 +13,7 @@ import { AuditQuery, type AuditStore } from "../store/audit-store";
 import { effectiveWorkspaceLimits } from "../limits/plan-limits";
 import type { IdentityStore } from "../store/identity-store";
 import { actorOf, assertInScope, assertPlatform, callerScope, consolePrincipals, personOf, requireAdmin } from "./admin-caller";
+import { type AdmissionDeps, mountAdmissions } from "./admissions";
 import { mountCredentialRoutes } from "./credential-routes";
 import { mountUsageRoutes } from "./usage-routes";
 
@@ -36,6 +37,8 @@ export interface AdminAppDeps {
   usage?: { url: string | undefined; internalSecret: string; consoleUrl?: string };
   /** Monthly budgets, whose counters `GET /admin/workspaces/{id}/budget` reads. */
   budgets?: BudgetGate;
+  /** Admits batches' lines for the jobs service (`POST /internal/admissions`); mounted when given. */
+  admissions?: Omit<AdmissionDeps, "store" | "internalSecret" | "budgets">;
 }
 
 /** The admin API (docs/configuration.md), on its own port, behind the admin token. */
@@ -48,6 +51,7 @@ export function createAdminApp(deps: AdminAppDeps): Express {
   app.get("/metrics", async (_req, res) => {
     res.type(deps.metrics.registry.contentType).send(await deps.metrics.registry.metrics());
   });
+  if (deps.admissions) mountAdmissions(app, { ...deps.admissions, store, internalSecret: deps.internalSecret, budgets: deps.budgets });
   app.use("/admin", requireAdmin(deps.adminToken, consolePrincipals(deps.internalSecret)), express.json({ limit: "1mb" }));
 
   const changed = async (kind: "key" | "workspace", id: string) => {

@@ -126,7 +126,7 @@ export class BudgetGate {
    * settle later (undefined when nothing applies, or when the store is unreachable and budgets fail
    * open); throws the 429 when a hard budget has no room.
    */
-  async admit(principal: KeyPrincipal, ask: BudgetAsk, res: Response): Promise<BudgetHold | undefined> {
+  async admit(principal: KeyPrincipal, ask: BudgetAsk, res?: Response): Promise<BudgetHold | undefined> {
     const at = this.now();
     const tz = principal.workspace.timezone;
     const period = this.periodOf(tz, at);
@@ -148,7 +148,7 @@ export class BudgetGate {
         this.denied.inc({ scope: denied.scope });
         throw this.refusal(denied.scope, denied.budget, verdict.used, period, tz);
       }
-      setBudgetHeaders(res, scopes, verdict.used, worst, period.reset);
+      if (res) setBudgetHeaders(res, scopes, verdict.used, worst, period.reset);
       return {
         scopes: scopes.map(({ scope, store, budget }) => ({
           scope,

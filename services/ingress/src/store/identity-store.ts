@@ -247,6 +247,15 @@ export class IdentityStore {
   }
 
   async findByHash(hash: string): Promise<KeyPrincipal | undefined> {
+    return this.findPrincipal("k.key_hash = $1", hash);
+  }
+
+  /** A key's principal by its id: for work done later on the key's behalf (a batch's lines). */
+  async findByKeyId(id: string): Promise<KeyPrincipal | undefined> {
+    return this.findPrincipal("k.id = $1", id);
+  }
+
+  private async findPrincipal(where: string, value: string): Promise<KeyPrincipal | undefined> {
     const { rows } = await this.db.query<
       WorkspaceRow & {
         key_id: string;
@@ -263,8 +272,8 @@ export class IdentityStore {
               w.id, w.name, w.plan, w.subscription, w.models, w.tools, w.limits, w.timezone, w.budget, w.logging, w.created_at, w.updated_at,
               (SELECT jsonb_object_agg(c.provider, c.sealed) FROM ingress.provider_credentials c WHERE c.workspace_id = w.id) AS credentials
        FROM ingress.api_keys k JOIN ingress.workspaces w ON w.id = k.workspace_id
-       WHERE k.key_hash = $1`,
-      [hash],
+       WHERE ${where}`,
+      [value],
     );
     const row = rows[0];
     if (!row) return undefined;

@@ -1,0 +1,74 @@
+-- OpenAI's Files and Batch APIs (issue 25).
+--
+-- A file is its workspace's: uploaded JSONL of batch requests (purpose `batch`), or a batch's
+-- output or error file (`batch_output`). EXTERNAL storage (out of line, uncompressed) lets
+-- `GET /v1/files/{id}/content` read it a slice at a time.
+CREATE TABLE jobs.files (
+  id           text PRIMARY KEY,
+  workspace_id text NOT NULL,
+  purpose      text NOT NULL,
+  filename     text NOT NULL,
+  bytes        bigint NOT NULL,
+  content      bytea NOT NULL,
+  created_at   timestamptz NOT NULL DEFAULT now(),
+  expires_at   timestamptz
+);
+ALTER TABLE jobs.files ALTER COLUMN content SET STORAGE EXTERNAL;
+CREATE INDEX files_workspace_idx ON jobs.files (workspace_id, created_at DESC, id DESC);
+CREATE INDEX files_expiry_idx ON jobs.files (expires_at) WHERE expires_at IS NOT NULL;
+
+-- A batch: its input file's lines are admitted (by ingress's limits and budgets) in order, from
+-- `next_line`, each becoming a job of `jobs.jobs` with `batch_id` and `batch_line`. Whichever jobs
+-- replica holds the lease (`lease_until`) moves it on; `wake_at` is when its limits have room again.
+CREATE TABLE jobs.batches (
+  id                   text PRIMARY KEY,
+  workspace_id         text NOT NULL,
+  key_id               text NOT NULL,
+  identity             jsonb NOT NULL,
+  endpoint             text NOT NULL,
+  input_file_id        text NOT NULL,
+  completion_window    text NOT NULL,
+  metadata             jsonb,
+  output_expires_after integer,
+  status               text NOT NULL DEFAULT 'validating',
+  errors               jsonb,
+  total                integer NOT NULL DEFAULT 0,
+  next_line            integer NOT NULL DEFAULT 0,
+  output_file_id       text,
+  error_file_id        text,
+  request_counts       jsonb,
+  usage                jsonb,
+  request_id           text,
+  wake_at              timestamptz,
+  lease_until          timestamptz,
+  created_at           timestamptz NOT NULL DEFAULT now(),
+  in_progress_at       timestamptz,
+  expires_at           timestamptz NOT NULL,
+  finalizing_at        timestamptz,
+  completed_at         timestamptz,
+  failed_at            timestamptz,
+  expired_at           timestamptz,
+  cancelling_at        timestamptz,
+  cancelled_at         timestamptz
+);
+CREATE INDEX batches_workspace_idx ON jobs.batches (workspace_id, created_at DESC, id DESC);
+-- The runner's question: which batches have work to do now.
+CREATE INDEX batches_open_idx ON jobs.batches (wake_at) WHERE status IN ('validating', 'in_progress', 'finalizing', 'cancelling');
+
+-- The input's lines, as validation read them: admitted in order, removed when the batch is finalized.
+CREATE TABLE jobs.batch_lines (
+  batch_id  text NOT NULL REFERENCES jobs.batches (id) ON DELETE CASCADE,
+  line      integer NOT NULL,
+  custom_id text NOT NULL,
+  body      text NOT NULL,
+  PRIMARY KEY (batch_id, line)
+);
+
+-- A batch's line as a job: kept until the batch is finalized (retention does not remove it), with
+-- the HTTP status of its answer for the output file.
+ALTER TABLE jobs.jobs
+  ADD COLUMN batch_id   text,
+  ADD COLUMN batch_line integer,
+  ADD COLUMN custom_id  text,
+  ADD COLUMN status_code integer;
+CREATE UNIQUE INDEX jobs_batch_line_idx ON jobs.jobs (batch_id, batch_line) WHERE batch_id IS NOT NULL;
