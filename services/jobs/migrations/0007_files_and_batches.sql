@@ -72,3 +72,14 @@ ALTER TABLE jobs.jobs
   ADD COLUMN custom_id  text,
   ADD COLUMN status_code integer;
 CREATE UNIQUE INDEX jobs_batch_line_idx ON jobs.jobs (batch_id, batch_line) WHERE batch_id IS NOT NULL;
+
+-- A part of a line's result or error (JSON text), or NULL when Postgres cannot read it (a lone
+-- surrogate escape, which JSON.stringify writes and Postgres refuses): a batch's summary must never
+-- stop on one line.
+CREATE FUNCTION jobs.json_part(doc text, VARIADIC path text[]) RETURNS jsonb LANGUAGE plpgsql IMMUTABLE AS $$
+BEGIN
+  RETURN doc::jsonb #> path;
+EXCEPTION WHEN others THEN
+  RETURN NULL;
+END
+$$;

@@ -118,8 +118,9 @@ const OUTPUT_LINE = `'{"id":' || to_json(j.request_id)::text || ',"custom_id":' 
          || COALESCE(j.result, convert_from(r.body, 'UTF8'), 'null') || '},"error":null}'
      WHEN j.status_code IS NOT NULL THEN
        '{"status_code":' || j.status_code || ',"request_id":' || to_json(j.request_id)::text || ',"body":' || COALESCE(j.error, 'null') || '},"error":null}'
-     ELSE 'null,"error":' || json_build_object('code', COALESCE(j.error::json -> 'error' ->> 'code', j.error::json -> 'error' ->> 'type', 'failed'),
-       'message', COALESCE(j.error::json -> 'error' ->> 'message', 'The request failed'))::text || '}'
+     ELSE 'null,"error":' || json_build_object(
+       'code', COALESCE(jobs.json_part(j.error, 'error', 'code') #>> '{}', jobs.json_part(j.error, 'error', 'type') #>> '{}', 'failed'),
+       'message', COALESCE(jobs.json_part(j.error, 'error', 'message') #>> '{}', 'The request failed'))::text || '}'
    END`;
 
 /**
@@ -321,14 +322,14 @@ export class BatchStore {
       const built = await tx.query<{ output: Buffer | null; errors: Buffer | null; completed: string; failed: string; usage: BatchUsage }>(
         `WITH done AS (
            SELECT j.batch_line AS line, j.status = '${jobStatuses.completed}' AS ok, ${OUTPUT_LINE} AS text,
-             CASE WHEN j.status = '${jobStatuses.completed}' THEN COALESCE(j.result, convert_from(r.body, 'UTF8'))::json -> 'usage' END AS usage
+             CASE WHEN j.status = '${jobStatuses.completed}' THEN jobs.json_part(COALESCE(j.result, convert_from(r.body, 'UTF8')), 'usage') END AS usage
            FROM jobs.jobs j LEFT JOIN jobs.results r ON r.job_id = j.id AND r.attempt = j.attempts
            WHERE j.batch_id = $1
          ), never AS (
            SELECT l.line, false AS ok,
              '{"id":' || to_json('batch_req_' || md5($1 || l.line))::text || ',"custom_id":' || to_json(l.custom_id)::text
                || ',"response":null,"error":' || json_build_object('code', $2::text, 'message', $3::text)::text || '}' AS text,
-             NULL::json AS usage
+             NULL::jsonb AS usage
            FROM jobs.batch_lines l WHERE l.batch_id = $1 AND NOT EXISTS (SELECT 1 FROM done WHERE done.line = l.line)
          ), every AS (SELECT * FROM done UNION ALL SELECT * FROM never)
          SELECT convert_to(string_agg(text, E'\\n' ORDER BY line) FILTER (WHERE ok) || E'\\n', 'UTF8') AS output,
