@@ -2,6 +2,7 @@ import OpenAI, { toFile } from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { assertOpenAI, startAnthropicUpstream, startOpenAIUpstream, type UpstreamEmulator } from "@gw/testkit";
 import { eventually } from "./harness";
+import { ledgerRecord } from "./ledger-helpers";
 import { newWorkspaceKey, startGatewayTarget, targetNames, testPlans, type GatewayTarget } from "./targets";
 
 /**
@@ -141,6 +142,13 @@ for (const name of targetNames) {
         output_tokens: usages.reduce((n, u) => n + u.completion_tokens, 0),
         total_tokens: usages.reduce((n, u) => n + u.total_tokens, 0),
       });
+      // Each line that ran is a request of the usage ledger, under its batch_req id, with its own tokens.
+      for (const [index, line] of output.entries()) {
+        const record = await ledgerRecord(gw, line.id);
+        expect(record).toMatchObject({ request_id: line.id, model: index === 1 ? "claude" : "gpt", status: 200 });
+        expect(record.input_tokens).toBe(usages[index]!.prompt_tokens);
+        expect(record.output_tokens).toBe(usages[index]!.completion_tokens);
+      }
       const outputFile = await client.files.retrieve(batch.output_file_id!);
       expect(outputFile).toMatchObject({ purpose: "batch_output", filename: `${batch.id}_output.jsonl` });
 

@@ -319,7 +319,7 @@ export class BatchStore {
       const locked = await tx.query<{ status: string }>(`SELECT status FROM jobs.batches WHERE id = $1 AND ${ACTIVE_SQL} FOR UPDATE`, [batch.id]);
       if (!locked.rows[0]) return false;
       const notRun = outcome === "expired" ? batchExpired : batchCancelled;
-      const built = await tx.query<{ output: Buffer | null; errors: Buffer | null; completed: string; failed: string; usage: BatchUsage }>(
+      const built = await tx.query<{ output_file_id: string | null; error_file_id: string | null; completed: string; failed: string; usage: BatchUsage }>(
         `WITH done AS (
            SELECT j.batch_line AS line, j.status = '${jobStatuses.completed}' AS ok, ${OUTPUT_LINE} AS text,
              CASE WHEN j.status = '${jobStatuses.completed}' THEN jobs.json_part(COALESCE(j.result, convert_from(r.body, 'UTF8')), 'usage') END AS usage
@@ -331,7 +331,8 @@ export class BatchStore {
                || ',"response":null,"error":' || json_build_object('code', $2::text, 'message', $3::text)::text || '}' AS text,
              NULL::jsonb AS usage
            FROM jobs.batch_lines l WHERE l.batch_id = $1 AND NOT EXISTS (SELECT 1 FROM done WHERE done.line = l.line)
-         ), every AS (SELECT * FROM done UNION ALL SELECT * FROM never)
+         ), every AS (SELECT * FROM done UNION ALL SELECT * FROM never),
+         summary AS (
          SELECT convert_to(string_agg(text, E'\\n' ORDER BY line) FILTER (WHERE ok) || E'\\n', 'UTF8') AS output,
                 convert_to(string_agg(text, E'\\n' ORDER BY line) FILTER (WHERE NOT ok) || E'\\n', 'UTF8') AS errors,
                 count(*) FILTER (WHERE ok) AS completed, count(*) FILTER (WHERE NOT ok) AS failed,
@@ -343,22 +344,22 @@ export class BatchStore {
                   'output_tokens_details', json_build_object('reasoning_tokens',
                     COALESCE(sum(COALESCE((usage -> 'completion_tokens_details' ->> 'reasoning_tokens')::bigint, 0)), 0)),
                   'total_tokens', COALESCE(sum(COALESCE((usage ->> 'total_tokens')::bigint, 0)), 0)) AS usage
-         FROM every`,
-        [batch.id, notRun.code, notRun.message],
+         FROM every),
+         output_file AS (
+           INSERT INTO jobs.files (id, workspace_id, purpose, filename, bytes, content, expires_at)
+           SELECT $4, $6, 'batch_output', $7 || '_output.jsonl', length(output), output, now() + $8 * interval '1 second' FROM summary WHERE output IS NOT NULL
+           RETURNING id),
+         error_file AS (
+           INSERT INTO jobs.files (id, workspace_id, purpose, filename, bytes, content, expires_at)
+           SELECT $5, $6, 'batch_output', $7 || '_error.jsonl', length(errors), errors, now() + $8 * interval '1 second' FROM summary WHERE errors IS NOT NULL
+           RETURNING id)
+         SELECT (SELECT id FROM output_file) AS output_file_id, (SELECT id FROM error_file) AS error_file_id, completed, failed, usage FROM summary`,
+        [batch.id, notRun.code, notRun.message, newFileId(), newFileId(), batch.workspace_id, batch.id, expiresIn],
       );
+      // The files were written by the statement itself: their content never passes through this process.
       const files = built.rows[0]!;
-      const writeFile = async (content: Buffer | null, kind: "output" | "error"): Promise<string | null> => {
-        if (!content) return null;
-        const id = newFileId();
-        await tx.query(
-          `INSERT INTO jobs.files (id, workspace_id, purpose, filename, bytes, content, expires_at)
-           VALUES ($1, $2, 'batch_output', $3, $4, $5, now() + $6 * interval '1 second')`,
-          [id, batch.workspace_id, `${batch.id}_${kind}.jsonl`, content.length, content, expiresIn],
-        );
-        return id;
-      };
-      const outputFileId = await writeFile(files.output, "output");
-      const errorFileId = await writeFile(files.errors, "error");
+      const outputFileId = files.output_file_id;
+      const errorFileId = files.error_file_id;
       const counts = { total: batch.total, completed: Number(files.completed), failed: Number(files.failed) };
       await tx.query(
         `UPDATE jobs.batches SET status = $2, output_file_id = $3, error_file_id = $4, request_counts = $5, usage = $6, lease_until = NULL,
