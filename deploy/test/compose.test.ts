@@ -116,13 +116,32 @@ describe("deploy/docker-compose.yml", () => {
     expect(new URL(loadIngressEnv(env).CONSOLE_URL).port).toBe(String(loadConsoleEnv(environment("console")).CONSOLE_PORT));
   });
 
-  it("when the console calls ingress's admin API, then INGRESS_ADMIN_URL names ingress's compose service and admin port, and nothing makes the console wait for ingress", () => {
-    const url = new URL(loadConsoleEnv(environment("console")).INGRESS_ADMIN_URL);
-    expect(url.hostname).toBe("ingress");
-    expect(url.port).toBe(String(loadIngressEnv(environment("ingress")).ADMIN_PORT));
-    // ingress waits for the console to be healthy; the console calls ingress only when asked, so it
-    // must not wait for ingress in turn (that would be a cycle).
-    expect(svc("console").depends_on?.ingress).toBeUndefined();
+  it.each(["console", "jobs"] as const)(
+    "when %s calls ingress's admin API, then INGRESS_ADMIN_URL names ingress's compose service and admin port, and nothing makes it wait for ingress",
+    (name) => {
+      // Set here, not left to config.ts's default (ingress on the same host, as in the embedded default).
+      expect(environment(name).INGRESS_ADMIN_URL).toBeDefined();
+      const url = new URL(gatewayServices[name](environment(name)).INGRESS_ADMIN_URL);
+      expect(url.hostname).toBe("ingress");
+      expect(url.port).toBe(String(loadIngressEnv(environment("ingress")).ADMIN_PORT));
+      // ingress waits for it to be healthy; it calls ingress only when asked (the console) or while a
+      // batch runs, retrying (jobs), so it must not wait for ingress in turn (that would be a cycle).
+      expect(svc("ingress").depends_on?.[name]).toEqual({ condition: "service_healthy" });
+      expect(svc(name).depends_on?.ingress).toBeUndefined();
+    },
+  );
+
+  it("when the services wait for one another to start, then no chain of depends_on leads back to where it started", () => {
+    const cycles: string[] = [];
+    const visit = (name: string, path: string[]) => {
+      if (path.includes(name)) {
+        cycles.push([...path.slice(path.indexOf(name)), name].join(" → "));
+        return;
+      }
+      for (const next of Object.keys(compose.services[name]?.depends_on ?? {})) visit(next, [...path, name]);
+    };
+    for (const name of Object.keys(compose.services)) visit(name, []);
+    expect(cycles).toEqual([]);
   });
 
   it("when the console hands out links, then they start with the address compose publishes ingress's public port on, unless deploy/.env says otherwise", () => {

@@ -31,6 +31,14 @@ const loaders = {
   usage: (env: Record<string, string>) => loadUsageEnv(env),
   console: (env: Record<string, string>) => loadConsoleEnv(env),
 };
+/**
+ * The services that call ingress's admin port, each read through its own config.ts: the console as
+ * the person signed in, jobs to admit a batch's lines under their key's limits and budgets.
+ */
+const adminCallers = {
+  console: (env: Record<string, string>) => loadConsoleEnv(env),
+  jobs: (env: Record<string, string>) => loadJobsEnv(env),
+};
 /** The services that use no NATS (and are not handed its address). */
 const WITHOUT_NATS = new Set(["console"]);
 /** Which service holds the credentials of a provider, by its kind: the web tools run in tools. */
@@ -169,12 +177,18 @@ describe.each(["dev", "prod"])("the %s overlay's configuration", (overlay) => {
     expect(doorSettings(env).trustProxy).toBe(1);
   });
 
-  it("when the console calls ingress's admin API, then its config.ts takes INGRESS_ADMIN_URL, gw-ingress's Service on the admin port", () => {
-    const env = loadConsoleEnv(environment(mainContainer(m.deployment("gw-console"))));
-    const target = serviceTarget(new URL(env.INGRESS_ADMIN_URL), "gw-ingress");
-    expect(target).toMatchObject({ service: "gw-ingress", portName: "admin" });
-    expect(target.port).toBe(loadIngressEnv(environment(mainContainer(m.deployment("gw-ingress")))).ADMIN_PORT);
-  });
+  it.each(Object.keys(adminCallers))(
+    "when %s calls ingress's admin API, then its config.ts takes INGRESS_ADMIN_URL, gw-ingress's Service on the admin port",
+    (name) => {
+      const raw = environment(mainContainer(m.deployment(`gw-${name}`)));
+      // Set by the manifest, not left to config.ts's default (ingress on the same host, as in the embedded default).
+      expect(raw.INGRESS_ADMIN_URL).toBeDefined();
+      const env = adminCallers[name as keyof typeof adminCallers](raw);
+      const target = serviceTarget(new URL(env.INGRESS_ADMIN_URL), "gw-ingress");
+      expect(target).toMatchObject({ service: "gw-ingress", portName: "admin" });
+      expect(target.port).toBe(loadIngressEnv(environment(mainContainer(m.deployment("gw-ingress")))).ADMIN_PORT);
+    },
+  );
 
   it("when the console hands out links, then GATEWAY_PUBLIC_URL is the public route's host, over https exactly when the route has TLS", () => {
     const env = loadConsoleEnv(environment(mainContainer(m.deployment("gw-console"))));

@@ -26,6 +26,11 @@ const overlays = { dev: "ai-gateway-dev", prod: "ai-gateway" } as const;
 const services = ["ingress", "inference", "tools", "jobs", "usage", "console"] as const;
 /** The services only ingress calls, at the URL its <NAME>_URL variable holds. */
 const internalServices = ["inference", "tools", "jobs", "usage", "console"] as const;
+/**
+ * The services that call ingress's admin port, at the URL their INGRESS_ADMIN_URL holds: the console
+ * as the person signed in, jobs to admit a batch's lines under their key's limits and budgets.
+ */
+const adminCallers = ["console", "jobs"] as const;
 /** The services with a schema of their own, migrated by an init container before they serve. */
 const migratingServices = ["ingress", "jobs", "usage", "console"] as const;
 /** What the internet egress rules leave closed: the private ranges and the cloud metadata address. */
@@ -262,6 +267,19 @@ describe.each(Object.entries(overlays))("the %s overlay", (overlay, namespace) =
     }
   });
 
+  it("when jobs runs, then it may reach Postgres, NATS and ingress's admin port, but neither the internet nor the other services' ports", () => {
+    const jobs = podLabels(m.deployment("gw-jobs"));
+    for (const port of [443, 80, 6379]) expect(egressAllows(m.networkPolicies, jobs, port), `gw-jobs → :${port}`).toBe(false);
+    expect(egressIpBlocks(m.networkPolicies, jobs, 443)).toEqual([]);
+    for (const name of services.filter((n) => n !== "jobs")) {
+      const target = m.deployment(`gw-${name}`);
+      const port = resolvePort(mainContainer(target), "http")!;
+      expect(egressAllows(m.networkPolicies, jobs, port, podLabels(target)), `gw-jobs → gw-${name}`).toBe(false);
+    }
+    const ingress = m.deployment("gw-ingress");
+    expect(egressAllows(m.networkPolicies, jobs, resolvePort(mainContainer(ingress), "admin")!, podLabels(ingress)), "gw-jobs → ingress admin").toBe(true);
+  });
+
   it("when a service needs Postgres, Redis, NATS or DNS, then its egress policy lets it reach them, and only those it needs", () => {
     const natsPort = Number(new URL(m.configMap("gw-env").data?.NATS_URL ?? "").port || 4222);
     for (const d of m.deployments) {
@@ -288,23 +306,37 @@ describe.each(Object.entries(overlays))("the %s overlay", (overlay, namespace) =
     expect(egressAllows(m.networkPolicies, podLabels(m.deployment("gw-console")), natsPort)).toBe(false);
   });
 
-  it("when the console calls ingress's admin API at INGRESS_ADMIN_URL, then the Service's admin port, the container port and both policies let it through, and no other service", () => {
+  it.each(adminCallers)(
+    "when %s calls ingress's admin API at INGRESS_ADMIN_URL, then the Service's admin port, the container port and both policies let it through, and it reaches no other port of ingress",
+    (name) => {
+      const ingress = m.deployment("gw-ingress");
+      const caller = m.deployment(`gw-${name}`);
+      const url = new URL(mainContainer(caller).env?.find((e) => e.name === "INGRESS_ADMIN_URL")?.value ?? "");
+      const svc = m.services.find((s) => s.metadata?.name === url.hostname);
+      expect(svc && m.servicesFor(ingress)).toContain(svc);
+      const svcPort = svc?.spec?.ports?.find((p) => p.port === Number(url.port));
+      expect(svcPort?.name).toBe("admin");
+      const port = resolvePort(mainContainer(ingress), svcPort?.targetPort ?? svcPort?.port);
+      expect(port).toBe(resolvePort(mainContainer(ingress), "admin"));
+      expect(egressAllows(m.networkPolicies, podLabels(caller), port!, podLabels(ingress)), `${name} → ingress admin`).toBe(true);
+      expect(ingressAllows(m.networkPolicies, podLabels(ingress), podLabels(caller), port!), `ingress admin ← ${name}`).toBe(true);
+      expect(
+        egressAllows(m.networkPolicies, podLabels(caller), resolvePort(mainContainer(ingress), "http")!, podLabels(ingress)),
+        `${name} → ingress public`,
+      ).toBe(false);
+    },
+  );
+
+  it("when a service of the namespace is not one of ingress's admin callers (console, jobs), then the admin port takes nothing from it", () => {
     const ingress = m.deployment("gw-ingress");
-    const console_ = m.deployment("gw-console");
-    const url = new URL(mainContainer(console_).env?.find((e) => e.name === "INGRESS_ADMIN_URL")?.value ?? "");
-    const svc = m.services.find((s) => s.metadata?.name === url.hostname);
-    expect(svc && m.servicesFor(ingress)).toContain(svc);
-    const svcPort = svc?.spec?.ports?.find((p) => p.port === Number(url.port));
-    expect(svcPort?.name).toBe("admin");
-    const port = resolvePort(mainContainer(ingress), svcPort?.targetPort ?? svcPort?.port);
-    expect(port).toBe(resolvePort(mainContainer(ingress), "admin"));
-    expect(egressAllows(m.networkPolicies, podLabels(console_), port!, podLabels(ingress)), "console → ingress admin").toBe(true);
-    expect(ingressAllows(m.networkPolicies, podLabels(ingress), podLabels(console_), port!), "ingress admin ← console").toBe(true);
-    // The admin port takes no other caller of the namespace; the console reaches no other port of ingress.
-    for (const caller of m.deployments.filter((d) => d !== console_)) {
-      expect(ingressAllows(m.networkPolicies, podLabels(ingress), podLabels(caller), port!), `ingress admin ← ${caller.metadata?.name}`).toBe(false);
+    const port = resolvePort(mainContainer(ingress), "admin")!;
+    const callers = adminCallers.map((name) => `gw-${name}`);
+    const others = m.deployments.filter((d) => !callers.includes(d.metadata?.name ?? ""));
+    expect(others.map((d) => d.metadata?.name).sort()).toEqual(["gw-inference", "gw-ingress", "gw-tools", "gw-usage"]);
+    for (const other of others) {
+      expect(ingressAllows(m.networkPolicies, podLabels(ingress), podLabels(other), port), `ingress admin ← ${other.metadata?.name}`).toBe(false);
+      expect(egressAllows(m.networkPolicies, podLabels(other), port, podLabels(ingress)), `${other.metadata?.name} → ingress admin`).toBe(false);
     }
-    expect(egressAllows(m.networkPolicies, podLabels(console_), resolvePort(mainContainer(ingress), "http")!, podLabels(ingress))).toBe(false);
   });
 
   it("when the console runs, then it may reach Postgres, ingress's admin port and the internet over HTTPS (single sign-on), and nothing else", () => {

@@ -1,22 +1,28 @@
 /**
  * Every public route (docs/api.md, services/ingress/src/routes.ts) as the fuzz sees it: how it is
  * called, a request the gateway serves with the fuzz config (test/fuzz/upstreams.ts), its known
- * fields and the error envelope its refusals must carry.
+ * fields and the error envelope its refusals must carry. A path that takes several methods (the
+ * Files and Batch APIs) has one entry per method, under the same name.
  */
 export type Envelope = "openai" | "anthropic";
 export type BodyKind = "json" | "multipart" | "none";
+export type Method = "GET" | "POST" | "DELETE";
 
 export interface PublicRoute {
   /** The route's name, e.g. "chat/completions", "async/messages", "webtool/search". */
   name: string;
-  method: "GET" | "POST";
-  /** The path as called; a job route's id is appended by the case. */
+  method: Method;
+  /** The path as called; a job route's id is appended by the case, a file's or a batch's is in it. */
   path: string;
   body: BodyKind;
   envelope: Envelope;
   /** Models this route serves in the fuzz config (empty for tools and reads). */
   models: readonly string[];
-  /** A request the gateway answers 2xx, for the given model. */
+  /**
+   * A request the gateway answers 2xx, for the given model; for a multipart route, the form's text
+   * fields (the file part is added by the encoder). The Files and Batch APIs' are well-formed but
+   * name nothing that exists (see fileRoutes), so the gateway refuses them with its own 4xx.
+   */
   valid(model: string): Record<string, unknown>;
   /** Fields the route reads, as dotted paths into `valid`'s body. */
   fields: readonly string[];
@@ -158,6 +164,48 @@ function tool(name: string, body: Record<string, unknown>, fields: string[], str
   return { name, method: "POST", path: `/v1/tools/${name}`, body: "json", envelope: "openai", models: [], valid: () => structuredClone(body), fields, strings };
 }
 
+/**
+ * Ids in OpenAI's form, as ingress's table takes them (`file-` and `batch_` with letters and digits):
+ * well-formed, so a call reaches the jobs service, but naming no file or batch, so it is a 404 there.
+ */
+const FILE_ID = "file-00000000000000000000000000000000";
+const BATCH_ID = "batch_00000000000000000000000000000000";
+
+/** A route of the Files or Batch API without a body (a read, a delete, a cancel). */
+function bare(name: string, method: Method, path: string): PublicRoute {
+  return { name, method, path, body: "none", envelope: "openai", models: [], valid: () => ({}), fields: [], strings: [] };
+}
+
+/**
+ * OpenAI's Files and Batch APIs, served by the jobs service. No case makes a file or a batch: an
+ * upload goes as the multipart encoder writes it (bodies.ts: an `a.wav` file part), which jobs
+ * refuses (a batch's input must be `.jsonl`), and a batch names FILE_ID, which does not exist. So no
+ * batch ever runs during a fuzz, and no case's upstream count is another's.
+ */
+const fileRoutes: PublicRoute[] = [
+  {
+    ...bare("files", "POST", "/v1/files"),
+    body: "multipart",
+    valid: () => ({ purpose: "batch" }),
+    fields: ["purpose", "expires_after[anchor]", "expires_after[seconds]"],
+    strings: ["purpose", "expires_after[anchor]"],
+  },
+  bare("files", "GET", "/v1/files"),
+  bare("files/{file_id}", "GET", `/v1/files/${FILE_ID}`),
+  bare("files/{file_id}", "DELETE", `/v1/files/${FILE_ID}`),
+  bare("files/{file_id}/content", "GET", `/v1/files/${FILE_ID}/content`),
+  {
+    ...bare("batches", "POST", "/v1/batches"),
+    body: "json",
+    valid: () => ({ input_file_id: FILE_ID, endpoint: "/v1/chat/completions", completion_window: "24h", metadata: { run: "fuzz" } }),
+    fields: ["input_file_id", "endpoint", "completion_window", "metadata", "metadata.run", "output_expires_after", "output_expires_after.seconds"],
+    strings: ["input_file_id", "endpoint", "completion_window", "metadata.run"],
+  },
+  bare("batches", "GET", "/v1/batches"),
+  bare("batches/{batch_id}", "GET", `/v1/batches/${BATCH_ID}`),
+  bare("batches/{batch_id}/cancel", "POST", `/v1/batches/${BATCH_ID}/cancel`),
+];
+
 export const publicRoutes: readonly PublicRoute[] = [
   { name: "models", method: "GET", path: "/v1/models", body: "none", envelope: "openai", models: [], valid: () => ({}), fields: [], strings: [] },
   { name: "models/{id}", method: "GET", path: "/v1/models/gpt", body: "none", envelope: "openai", models: [], valid: () => ({}), fields: [], strings: [] },
@@ -203,6 +251,7 @@ export const publicRoutes: readonly PublicRoute[] = [
     }),
   ),
   ...toolRoutes,
+  ...fileRoutes,
 ];
 
 /** Routes that read a body (where body classes apply). */
