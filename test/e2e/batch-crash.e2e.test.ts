@@ -1,25 +1,26 @@
 import { spawn, type ChildProcess } from "node:child_process";
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { connect } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import OpenAI, { toFile } from "openai";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { freePort, startOpenAIUpstream, type UpstreamEmulator } from "@gw/testkit";
+import { spawnGateway, type GatewayProcess } from "./gateway-process";
 import { eventually, startTestMesh, type RunningMesh } from "./harness";
 import { newWorkspaceKey } from "./targets";
 
 /**
  * A batch survives kill -9 of each process it passes through: while its lines run, jobs (which
  * admits them and writes the files), inference (which runs them) and ingress (which charges them to
- * the key's limits) are killed and started again, one after another; and, in a mesh of its own,
- * NATS. The batch completes with every line exactly once in its output file, each with the answer
+ * the key's limits) are killed and started again, one after another; in a mesh of its own, NATS;
+ * and the embedded default as a whole, started again on its data folder. The batch completes with every line exactly once in its output file, each with the answer
  * to its own request.
  *
- * GW_BATCH_CRASH_LINES sets the batch's size (2,000 by default, to keep the suite short; the
+ * GW_BATCH_CRASH_LINES sets the batch's size (1,000 by default, to keep the suite short; the
  * closing notes report a run at OpenAI's 50,000).
  */
-const LINES = Number(process.env.GW_BATCH_CRASH_LINES ?? 2_000);
+const LINES = Number(process.env.GW_BATCH_CRASH_LINES ?? 1_000);
 const UPSTREAM_KEY = "sk-batch-crash-upstream";
 const NATS_BIN = "/usr/sbin/nats-server";
 
@@ -43,7 +44,7 @@ plans:
 `;
 
 /** Starts a batch of LINES chat lines on an enterprise key; answers the client and the batch's id. */
-async function startBatch(gw: RunningMesh): Promise<{ client: OpenAI; id: string }> {
+async function startBatch(gw: { adminURL: string; adminToken: string; baseURL: string }): Promise<{ client: OpenAI; id: string }> {
   const { key } = await newWorkspaceKey(gw, { name: "batch-crash", plan: "enterprise" });
   const client = new OpenAI({ apiKey: key, baseURL: gw.baseURL, maxRetries: 5 });
   const input = Array.from({ length: LINES }, (_, i) =>
@@ -167,6 +168,44 @@ describe.skipIf(!existsSync(NATS_BIN))(`when NATS is killed while a batch of ${L
       await new Promise((r) => setTimeout(r, 1_500));
       nats = await startNats(port);
       await expectEveryLineOnce(client, id);
+    },
+    TIMEOUT_MS,
+  );
+});
+
+describe("when the embedded default is killed while a batch runs", () => {
+  const running: GatewayProcess[] = [];
+  afterAll(async () => {
+    await Promise.all(running.map((g) => g.stop("SIGKILL")));
+  });
+
+  it(
+    "then the next start on the same data folder carries the batch on: it completes with each line once",
+    async () => {
+      const dir = mkdtempSync(join(tmpdir(), "gw-batch-embedded-"));
+      const configPath = join(dir, "gateway.config.yaml");
+      writeFileSync(configPath, config());
+      const adminToken = `gw_admin_${"b".repeat(32)}`;
+      const start = async () => {
+        const gw = await spawnGateway("main", {
+          GATEWAY_DATA_DIR: join(dir, "data"),
+          GATEWAY_CONFIG: configPath,
+          GATEWAY_ADMIN_TOKEN: adminToken,
+          BATCH_CRASH_OA: UPSTREAM_KEY,
+        });
+        running.push(gw);
+        await gw.banner();
+        return gw;
+      };
+      const first = await start();
+      // Each upstream call takes 10 ms, so that the kill lands while lines are running.
+      oa.script(...Array.from({ length: LINES * 2 }, () => ({ delayMs: 10 })));
+      const { client, id } = await startBatch({ adminURL: first.adminURL, adminToken, baseURL: first.baseURL });
+      await linesDone(client, id, 0.3);
+      await first.stop("SIGKILL");
+      const second = await start();
+      await expectEveryLineOnce(new OpenAI({ apiKey: client.apiKey, baseURL: second.baseURL, maxRetries: 5 }), id);
+      expect(await second.stop()).toBe(0);
     },
     TIMEOUT_MS,
   );

@@ -198,6 +198,39 @@ for (const name of targetNames) {
       await expect(client.files.content(file.id)).rejects.toMatchObject({ status: 404 });
     });
 
+    it("then Responses and embeddings batches run as well, and a file named in any script comes back under its name", async () => {
+      const responses = jsonl([
+        { custom_id: "r1", method: "POST", url: "/v1/responses", body: { model: "gpt", input: "responses line" } },
+        { custom_id: "r2", method: "POST", url: "/v1/responses", body: { model: "claude", input: "translated line", max_output_tokens: 30 } },
+      ]);
+      const embeddings = jsonl([{ custom_id: "e1", method: "POST", url: "/v1/embeddings", body: { model: "embed", input: ["one", "two"] } }]);
+      const responsesFile = await client.files.create({ file: await toFile(Buffer.from(responses), "データ.jsonl"), purpose: "batch" });
+      const embeddingsFile = await client.files.create({ file: await toFile(Buffer.from(embeddings), "emb.jsonl"), purpose: "batch" });
+      const [r, e] = await Promise.all([
+        client.batches.create({ input_file_id: responsesFile.id, endpoint: "/v1/responses", completion_window: "24h" }),
+        client.batches.create({ input_file_id: embeddingsFile.id, endpoint: "/v1/embeddings", completion_window: "24h" }),
+      ]);
+      const [rDone, eDone] = [await finished(client, r.id), await finished(client, e.id)];
+      expect([rDone.status, eDone.status]).toEqual(["completed", "completed"]);
+      const rLines = parseLines(await (await client.files.content(rDone.output_file_id!)).text());
+      expect(rLines.map((l) => [l.custom_id, l.response?.body.object])).toEqual([
+        ["r1", "response"],
+        ["r2", "response"],
+      ]);
+      const rUsage = rLines.map((l) => l.response!.body.usage as { input_tokens: number; output_tokens: number });
+      expect(rDone.usage).toMatchObject({
+        input_tokens: rUsage.reduce((n, u) => n + u.input_tokens, 0),
+        output_tokens: rUsage.reduce((n, u) => n + u.output_tokens, 0),
+      });
+      const [eLine] = parseLines(await (await client.files.content(eDone.output_file_id!)).text());
+      expect(eLine?.response?.body).toMatchObject({ object: "list", data: [{ index: 0 }, { index: 1 }] });
+      // The name in the download, as RFC 6266 carries one outside Latin-1.
+      const raw = await fetch(`${gw.baseURL}/files/${responsesFile.id}/content`, { headers: { authorization: `Bearer ${client.apiKey}` } });
+      expect(raw.status).toBe(200);
+      expect(raw.headers.get("content-disposition")).toContain(`filename*=UTF-8''${encodeURIComponent("データ.jsonl")}`);
+      expect(await raw.text()).toBe(responses);
+    });
+
     it("then bad uploads and batch requests get OpenAI's 400s", async () => {
       await expect(client.files.create({ file: await toFile(Buffer.from("{}\n"), "x.jsonl"), purpose: "fine-tune" })).rejects.toMatchObject({
         status: 400,
@@ -211,6 +244,11 @@ for (const name of targetNames) {
       await expect(client.batches.create({ input_file_id: "file-nothere", endpoint: "/v1/chat/completions", completion_window: "24h" })).rejects.toMatchObject({
         status: 404,
       });
+      await expect(
+        client.batches.create({ input_file_id: file.id, endpoint: "/v1/chat/completions", completion_window: "24h", metadata: { k: "nul\u0000" } }),
+      ).rejects.toMatchObject({ status: 400 });
+      await expect(client.batches.list({ after: "not-a-batch" })).rejects.toMatchObject({ status: 400, error: { param: "after" } });
+      await expect(client.files.list({ purpose: "nonsense" })).rejects.toMatchObject({ status: 400 });
     });
 
     it("then lines are admitted at the pace the key's limits allow, and a cancelled batch writes the lines it never ran as errors", async () => {

@@ -109,10 +109,12 @@ describe("when the gateway's own API reference is used against it", () => {
     writeFileSync(file, JSON.stringify(doc));
     const schemas = createSpecValidator(file, "gateway");
     const jobs = new Map<string, string>();
-    // Creations first, so each poll has a job of its own route to read.
+    // Creations first, so each poll has a job of its own route to read; then actions on what was
+    // created (a batch's cancel), reads, and deletions last.
+    const rank = ({ path, method }: { path: string; method: string }) => (method === "post" ? (path.includes("{") ? 1 : 0) : method === "delete" ? 3 : 2);
     const operations = Object.entries(doc.paths)
       .flatMap(([path, item]) => Object.entries(item).map(([method, op]) => ({ path, method, op })))
-      .sort((a, b) => (a.method === b.method ? 0 : a.method === "post" ? -1 : 1));
+      .sort((a, b) => rank(a) - rank(b));
     try {
       for (const { path, method, op } of operations) {
         const where = `${method.toUpperCase()} ${path}`;
@@ -128,19 +130,32 @@ describe("when the gateway's own API reference is used against it", () => {
         if (type === "application/json" && ref) schemas.assert(ref.split("/").pop()!, JSON.parse(text));
         const id = type === "application/json" ? (JSON.parse(text) as { id?: unknown }).id : undefined;
         if (method === "post" && typeof id === "string" && id.startsWith("job_")) jobs.set(path, id);
+        // The file and the batch created here are what the Files and Batch operations after them name.
+        if (method === "post" && typeof id === "string" && id.startsWith("file-")) created.file_id = id;
+        if (method === "post" && typeof id === "string" && id.startsWith("batch_") && path === "/v1/batches") created.batch_id = id;
       }
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
     expect(jobs.size).toBe(11); // ten async model routes and research
+    expect(Object.keys(created).sort()).toEqual(["batch_id", "file_id"]);
   });
+
+  /** Ids the Files and Batch operations name: the file and the batch created by the calls before them. */
+  const created: Record<string, string> = {};
+
+  /** A batch input file of one line: the chat route's own documented example. */
+  function batchInput(): string {
+    const chat = doc.paths["/v1/chat/completions"]?.post?.requestBody?.content["application/json"]?.example;
+    return `${JSON.stringify({ custom_id: "documented", method: "POST", url: "/v1/chat/completions", body: chat })}\n`;
+  }
 
   /** The request the document describes: its parameters' examples, its body's example, a valid key. */
   async function call(path: string, method: string, op: Operation, jobId: string | undefined): Promise<Response> {
     let url = path;
     const query = new URLSearchParams();
     for (const p of op.parameters ?? []) {
-      const value = p.name === "job_id" ? jobId : p.example;
+      const value = p.name === "job_id" ? jobId : (created[p.name] ?? p.example);
       if (p.in === "path") url = url.replace(`{${p.name}}`, encodeURIComponent(value ?? ""));
       else if (p.in === "query" && value !== undefined) query.set(p.name, value);
     }
@@ -149,13 +164,15 @@ describe("when the gateway's own API reference is used against it", () => {
     const [type, media] = Object.entries(op.requestBody?.content ?? {})[0] ?? [];
     if (type === "application/json") {
       headers["content-type"] = type;
-      body = JSON.stringify(media!.example);
+      const example = media!.example as Record<string, unknown>;
+      body = JSON.stringify(path === "/v1/batches" ? { ...example, input_file_id: created.file_id } : example);
     } else if (type === "multipart/form-data") {
       const form = new FormData();
       for (const [name, value] of Object.entries(media!.example)) form.set(name, String(value));
       const schema = doc.components.schemas[media!.schema.$ref!.split("/").pop()!]!;
       for (const [name, property] of Object.entries(schema.properties ?? {})) {
-        if (property.format === "binary") form.set(name, new Blob([new Uint8Array(2048).fill(7)], { type: "audio/wav" }), "a.wav");
+        if (property.format === "binary" && path === "/v1/files") form.set(name, new Blob([batchInput()], { type: "application/jsonl" }), "requests.jsonl");
+        else if (property.format === "binary") form.set(name, new Blob([new Uint8Array(2048).fill(7)], { type: "audio/wav" }), "a.wav");
       }
       body = form;
     }

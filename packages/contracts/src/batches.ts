@@ -46,17 +46,24 @@ export const FileList = z.object({
 export const FileDeleted = z.object({ id: z.string(), object: z.literal("file"), deleted: z.literal(true) });
 
 /** The routes a batch may run, as the endpoint it names. */
-export const batchEndpoints = ["/v1/chat/completions", "/v1/embeddings", "/v1/completions"] as const;
+export const batchEndpoints = ["/v1/chat/completions", "/v1/responses", "/v1/embeddings", "/v1/completions"] as const;
+
+/** Our file and batch ids, as the route table matches them. */
+export const FILE_ID = /^file-[A-Za-z0-9]{1,64}$/;
+export const BATCH_ID = /^batch_[A-Za-z0-9]{1,64}$/;
+
+/** Text Postgres can keep: no U+0000, which a text column refuses. */
+const storable = (schema: z.ZodString) => schema.refine((value) => !value.includes("\u0000"), "must not contain U+0000");
 export type BatchEndpoint = (typeof batchEndpoints)[number];
 
 /** OpenAI's metadata: at most 16 pairs, keys up to 64 characters, values up to 512. */
 export const Metadata = z
-  .record(z.string().max(64), z.string().max(512))
+  .record(storable(z.string().max(64)), storable(z.string().max(512)))
   .refine((value) => Object.keys(value).length <= 16, "at most 16 key-value pairs")
   .nullable();
 
-export const CreateBatchRequest = z.strictObject({
-  input_file_id: z.string().min(1).max(128),
+export const CreateBatchRequest = z.object({
+  input_file_id: z.string().regex(FILE_ID, "must be a file id this gateway gave (file-…)"),
   endpoint: z.enum(batchEndpoints),
   completion_window: z.literal("24h"),
   metadata: Metadata.optional(),
@@ -120,8 +127,8 @@ export const BatchList = z.object({
 });
 
 /** One line of a batch's input file. */
-export const BatchRequestInput = z.strictObject({
-  custom_id: z.string().min(1).max(512),
+export const BatchRequestInput = z.object({
+  custom_id: storable(z.string().min(1).max(512)),
   method: z.literal("POST"),
   url: z.string(),
   body: z.record(z.string(), z.unknown()),
@@ -140,7 +147,8 @@ export type BatchRequestOutput = z.infer<typeof BatchRequestOutput>;
 /** The signed header (purpose `batch-admission`) on the jobs service's admission calls to ingress's admin port. */
 export const admissionHeader = "x-gw-admission";
 export const admissionPurpose = "batch-admission";
-export const AdmissionClaims = z.object({ workspace_id: z.string().min(1) });
+/** For one workspace and one body: the SHA-256 of the exact body sent, so a signature cannot be reused for another ask. */
+export const AdmissionClaims = z.object({ workspace_id: z.string().min(1), body_sha256: z.string().regex(/^[0-9a-f]{64}$/) });
 
 /** A batch's next lines, asked to be admitted under its key's limits and budgets, in order. */
 export const AdmissionRequest = z.strictObject({

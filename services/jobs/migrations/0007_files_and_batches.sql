@@ -1,25 +1,34 @@
 -- OpenAI's Files and Batch APIs (issue 25).
 --
 -- A file is its workspace's: uploaded JSONL of batch requests (purpose `batch`), or a batch's
--- output or error file (`batch_output`). EXTERNAL storage (out of line, uncompressed) lets
--- `GET /v1/files/{id}/content` read it a slice at a time.
+-- output or error file (`batch_output`). Its content is in parts, in order: an upload is one part
+-- (at most 200 MB), a batch's output a part per thousand lines, so that no value comes near
+-- Postgres's 1 GB bound however large a batch's answers are. EXTERNAL storage (out of line,
+-- uncompressed) lets `GET /v1/files/{id}/content` read a part a slice at a time.
 CREATE TABLE jobs.files (
   id           text PRIMARY KEY,
   workspace_id text NOT NULL,
   purpose      text NOT NULL,
   filename     text NOT NULL,
   bytes        bigint NOT NULL,
-  content      bytea NOT NULL,
   created_at   timestamptz NOT NULL DEFAULT now(),
   expires_at   timestamptz
 );
-ALTER TABLE jobs.files ALTER COLUMN content SET STORAGE EXTERNAL;
+CREATE TABLE jobs.file_parts (
+  file_id text NOT NULL REFERENCES jobs.files (id) ON DELETE CASCADE,
+  part    integer NOT NULL,
+  content bytea NOT NULL,
+  PRIMARY KEY (file_id, part)
+);
+ALTER TABLE jobs.file_parts ALTER COLUMN content SET STORAGE EXTERNAL;
 CREATE INDEX files_workspace_idx ON jobs.files (workspace_id, created_at DESC, id DESC);
 CREATE INDEX files_expiry_idx ON jobs.files (expires_at) WHERE expires_at IS NOT NULL;
 
 -- A batch: its input file's lines are admitted (by ingress's limits and budgets) in order, from
 -- `next_line`, each becoming a job of `jobs.jobs` with `batch_id` and `batch_line`. Whichever jobs
--- replica holds the lease (`lease_until`) moves it on; `wake_at` is when its limits have room again.
+-- replica holds the lease (`lease_until`, `lease_token`) moves it on, and every change it makes
+-- names its token, so a replica whose lease lapsed changes nothing; `wake_at` is when its limits
+-- have room again.
 CREATE TABLE jobs.batches (
   id                   text PRIMARY KEY,
   workspace_id         text NOT NULL,
@@ -41,6 +50,7 @@ CREATE TABLE jobs.batches (
   request_id           text,
   wake_at              timestamptz,
   lease_until          timestamptz,
+  lease_token          text,
   created_at           timestamptz NOT NULL DEFAULT now(),
   in_progress_at       timestamptz,
   expires_at           timestamptz NOT NULL,
@@ -64,14 +74,17 @@ CREATE TABLE jobs.batch_lines (
   PRIMARY KEY (batch_id, line)
 );
 
--- A batch's line as a job: kept until the batch is finalized (retention does not remove it), with
--- the HTTP status of its answer for the output file.
+-- A batch's line as a job, with the HTTP status of its answer for the output file. Retention removes
+-- it only once its batch has finished (a redelivered event still finds it for the usage ledger and
+-- the settlements, as any job's).
 ALTER TABLE jobs.jobs
   ADD COLUMN batch_id   text,
   ADD COLUMN batch_line integer,
   ADD COLUMN custom_id  text,
   ADD COLUMN status_code integer;
 CREATE UNIQUE INDEX jobs_batch_line_idx ON jobs.jobs (batch_id, batch_line) WHERE batch_id IS NOT NULL;
+-- The runner's question every step: how many of a batch's lines are still running.
+CREATE INDEX jobs_batch_open_idx ON jobs.jobs (batch_id) WHERE batch_id IS NOT NULL AND status NOT IN ('completed', 'failed');
 
 -- A part of a line's result or error (JSON text), or NULL when Postgres cannot read it (a lone
 -- surrogate escape, which JSON.stringify writes and Postgres refuses): a batch's summary must never

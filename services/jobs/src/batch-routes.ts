@@ -1,9 +1,9 @@
 import express, { type Express, type Request, type Response } from "express";
 import { z } from "zod";
-import { CreateBatchRequest, DEFAULT_FILE_EXPIRY_SECONDS, ExpiresAfter, type Identity, uploadPurposes } from "@gw/contracts";
+import { BATCH_ID, CreateBatchRequest, DEFAULT_FILE_EXPIRY_SECONDS, ExpiresAfter, FILE_ID, filePurposes, type Identity, uploadPurposes } from "@gw/contracts";
 import { fromZodError, GatewayError } from "@gw/errors";
 import { jsonBody, readFormEntries, routeLabel, writeOrWait } from "@gw/service-kit";
-import { batchObject, type BatchStore } from "./batch-store";
+import { batchObject, type BatchRow, type BatchStore } from "./batch-store";
 import { fileObject, type FileStore } from "./file-store";
 
 export interface BatchRoutesDeps {
@@ -19,15 +19,15 @@ export interface BatchRoutesDeps {
 const SLICE_BYTES = 1024 * 1024;
 
 const FileListQuery = z.object({
-  purpose: z.string().max(64).optional(),
+  purpose: z.enum(filePurposes).optional(),
   limit: z.coerce.number().int().min(1).max(10_000).default(10_000),
   order: z.enum(["asc", "desc"]).default("desc"),
-  after: z.string().max(128).optional(),
+  after: z.string().regex(FILE_ID, "must be a file id").optional(),
 });
 
 const BatchListQuery = z.object({
   limit: z.coerce.number().int().min(1).max(100).default(20),
-  after: z.string().max(128).optional(),
+  after: z.string().regex(BATCH_ID, "must be a batch id").optional(),
 });
 
 const identityOf = (res: Response) => res.locals.identity as Identity;
@@ -66,15 +66,19 @@ export function mountBatchRoutes(app: Express, deps: BatchRoutesDeps): void {
   app.get("/v1/files/:fileId/content", routeLabel("/v1/files/{file_id}/content"), async (req, res) => {
     const row = await files.read(String(req.params.fileId), identityOf(res).workspace_id);
     if (!row) throw noSuchFile(req);
-    const total = Number(row.bytes);
-    res.status(200).type("application/octet-stream");
-    res.setHeader("content-length", String(total));
-    res.setHeader("content-disposition", `attachment; filename="${row.filename.replace(/["\\\r\n]/g, "_")}"`);
-    for (let from = 0; from < total && !res.destroyed; from += SLICE_BYTES) {
-      const part = await files.slice(row.id, from, Math.min(SLICE_BYTES, total - from));
-      // Deleted while it was being read: the answer stops short, which the client sees as an error.
-      if (!part) return void res.destroy();
-      await writeOrWait(res, part);
+    const parts = await files.parts(row.id);
+    res.status(200);
+    // express's attachment() writes a name outside Latin-1 as RFC 5987's filename*, with a plain fallback.
+    res.attachment(row.filename);
+    res.type("application/octet-stream");
+    res.setHeader("content-length", String(parts.reduce((sum, p) => sum + p.bytes, 0)));
+    for (const { part, bytes } of parts) {
+      for (let from = 0; from < bytes && !res.destroyed; from += SLICE_BYTES) {
+        const piece = await files.slice(row.id, part, from, Math.min(SLICE_BYTES, bytes - from));
+        // Deleted while it was being read: the answer stops short, which the client sees as an error.
+        if (!piece) return void res.destroy();
+        await writeOrWait(res, piece);
+      }
     }
     res.end();
   });
@@ -117,7 +121,7 @@ export function mountBatchRoutes(app: Express, deps: BatchRoutesDeps): void {
   app.get("/v1/batches/:batchId", routeLabel("/v1/batches/{batch_id}"), async (req, res) => {
     const row = await batches.read(String(req.params.batchId), identityOf(res).workspace_id);
     if (!row) throw noSuchBatch(req);
-    res.json(batchObject(row, row.request_counts ? undefined : await batches.counts(row.id)));
+    res.json(batchObject(row, await liveCounts(batches, row)));
   });
 
   app.post("/v1/batches/:batchId/cancel", routeLabel("/v1/batches/{batch_id}/cancel"), async (req, res) => {
@@ -126,7 +130,7 @@ export function mountBatchRoutes(app: Express, deps: BatchRoutesDeps): void {
     if (outcome.kind === "finished") throw new GatewayError("conflict", `Cannot cancel a batch with status ${outcome.batch.status}`);
     deps.kick();
     const { batch } = outcome;
-    res.json(batchObject(batch, batch.request_counts ? undefined : await batches.counts(batch.id)));
+    res.json(batchObject(batch, await liveCounts(batches, batch)));
   });
 }
 
@@ -159,7 +163,18 @@ async function readUpload(req: Request): Promise<{ purpose: "batch"; filename: s
     if (!parsed.success) throw fromZodError(parsed.error, "expires_after");
     expiresInSeconds = parsed.data.seconds;
   }
-  return { purpose: "batch", filename: file.name.slice(0, 255), content: Buffer.from(await file.arrayBuffer()), expiresInSeconds };
+  // The name as given, less control characters (a text column refuses U+0000; headers refuse the rest).
+  const filename =
+    [...file.name]
+      .filter((ch) => ch.charCodeAt(0) > 0x1f && ch !== "\u007f")
+      .join("")
+      .slice(0, 255) || "file.jsonl";
+  return { purpose: "batch", filename, content: Buffer.from(await file.arrayBuffer()), expiresInSeconds };
+}
+
+/** A running batch's counts so far; a finished one keeps its own. */
+async function liveCounts(batches: BatchStore, row: BatchRow): Promise<{ completed: number; failed: number } | undefined> {
+  return row.request_counts ? undefined : (await batches.counts([row.id])).get(row.id);
 }
 
 function parseQuery<T extends z.ZodType>(schema: T, req: Request): z.infer<T> {

@@ -173,15 +173,24 @@ describe("when a batch runs", () => {
         .split("\n")
         .map((l) => (JSON.parse(l) as { custom_id: string }).custom_id),
     ).toEqual(["c0", "c1", "c2", "c3", "c4"]);
-    // The lines and their jobs are gone once the files hold them.
-    expect(await lineJobs(batch.id)).toEqual([]);
+    // The input's lines go once the files hold them; the line jobs stay for the jobs' retention, so
+    // that an event delivered again still finds its job (and its usage record and settlement go out).
     expect((await db.query("SELECT 1 FROM jobs.batch_lines WHERE batch_id = $1", [batch.id])).rows).toEqual([]);
+    expect((await lineJobs(batch.id)).map((j) => j.status)).toEqual(Array(5).fill("completed"));
+    const again = await jobs.apply({ job_id: (await lineJobs(batch.id))[0]!.id, status: "completed", attempt: 1, at: 99 });
+    expect(again.changed).toBe(false);
+    expect(await jobs.finishedJob((await lineJobs(batch.id))[0]!.id)).toMatchObject({ request_id: expect.stringMatching(/^batch_req_/) });
+    // Past retention, the finished batch's line jobs go like any job's.
+    await db.query("UPDATE jobs.jobs SET completed_at = now() - interval '2 hours' WHERE batch_id = $1", [batch.id]);
+    expect(await jobs.removeFinished(3_600_000, 100)).toBeGreaterThanOrEqual(5);
+    expect(await lineJobs(batch.id)).toEqual([]);
   });
 
   it("then two runners racing over one batch admit each line once, and the loser gives back what ingress reserved for it", async () => {
     const input = Array.from({ length: 40 }, (_, i) => chat(`r${i}`, `race ${i}`));
     const batch = await newBatch(input);
-    expect(await batches.startRunning(batch.id, parseBatchInput(Buffer.from(input.join("\n")), "/v1/chat/completions").lines)).toBe(true);
+    const [claimed] = await batches.claim(1);
+    expect(await batches.startRunning(claimed!, parseBatchInput(Buffer.from(input.join("\n")), "/v1/chat/completions").lines)).toBe(true);
     const before = settlements.length;
     // Both read the batch at the same cursor (the lease is set aside): one advance wins.
     const row = (await batches.read(batch.id, identity.workspace_id))!;
@@ -192,6 +201,61 @@ describe("when a batch runs", () => {
     expect(rows.map((r) => r.batch_line)).toEqual(Array.from({ length: 40 }, (_, i) => i + 1));
     await expect.poll(() => settlements.length - before).toBe(40);
     expect(settlements.slice(before).every((s) => s.used === 0 && s.ticket.tokens === 10)).toBe(true);
+  });
+
+  it("then a step whose lease another claim has taken changes nothing, and gives back what ingress reserved for it", async () => {
+    const input = [chat("l0", "a"), chat("l1", "b")];
+    const batch = await newBatch(input);
+    const [claimed] = await batches.claim(1);
+    expect(await batches.startRunning(claimed!, parseBatchInput(Buffer.from(input.join("\n")), "/v1/chat/completions").lines)).toBe(true);
+    // The lease lapsed and another replica claimed the batch: its token is no longer this step's.
+    await db.query("UPDATE jobs.batches SET lease_token = 'another-claim' WHERE id = $1", [batch.id]);
+    const before = settlements.length;
+    const row = (await batches.read(batch.id, identity.workspace_id))!;
+    const step = (runnerWith(admitAll) as unknown as { step(b: typeof row): Promise<number> }).step({ ...row, lease_token: claimed!.lease_token });
+    await step;
+    expect(await lineJobs(batch.id)).toEqual([]);
+    await expect.poll(() => settlements.length - before).toBe(2);
+    expect(await batches.finalize({ ...row, lease_token: claimed!.lease_token }, "completed")).toBe(false);
+    expect((await batches.read(batch.id, identity.workspace_id))?.status).toBe("in_progress");
+    await db.query("UPDATE jobs.batches SET status = 'cancelled' WHERE id = $1", [batch.id]);
+  });
+
+  it("then a batch is not finalized while a line of it still runs, whatever its state says", async () => {
+    const batch = await newBatch([chat("f0", "a")]);
+    const runner = runnerWith(admitAll);
+    await runner.tick();
+    await runner.tick();
+    expect((await lineJobs(batch.id)).map((j) => j.status)).toEqual(["queued"]);
+    const [claimed] = await (async () => {
+      await db.query("UPDATE jobs.batches SET wake_at = NULL, lease_until = NULL WHERE id = $1", [batch.id]);
+      return batches.claim(1);
+    })();
+    expect(await batches.finalize(claimed!, "cancelled")).toBe(false);
+    await batches.release(claimed!, 0);
+    await until(
+      runner,
+      batch.id,
+      ["completed"],
+      completeAll(() => "{}"),
+    );
+  });
+
+  it("then an output of more than a thousand lines is written in parts of a thousand, which read back as one file in order", async () => {
+    const batch = await newBatch(Array.from({ length: 2_500 }, (_, i) => chat(`p${i}`, `part ${i}`)));
+    const runner = runnerWith(admitAll);
+    const done = await until(runner, batch.id, ["completed"], completeAll((line) => JSON.stringify({ line })));
+    const parts = await files.parts(done.output_file_id!);
+    expect(parts.map((p) => p.part)).toEqual([0, 1, 2]);
+    const file = (await files.read(done.output_file_id!, identity.workspace_id))!;
+    expect(Number(file.bytes)).toBe(parts.reduce((n, p) => n + p.bytes, 0));
+    const text = (await files.content(done.output_file_id!, identity.workspace_id))!.toString("utf8");
+    const lines = text.split("\n");
+    expect(lines.pop()).toBe("");
+    expect(lines.map((l) => (JSON.parse(l) as { custom_id: string }).custom_id)).toEqual(Array.from({ length: 2_500 }, (_, i) => `p${i}`));
+    // A slice across the end of a part is that part's bytes only.
+    const first = await files.slice(done.output_file_id!, 0, parts[0]!.bytes - 10, 100);
+    expect(first?.length).toBe(10);
   });
 
   it("then a line with a result Postgres cannot read as json, and a result stored apart, still reach the output file byte for byte", async () => {

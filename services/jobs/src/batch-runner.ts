@@ -14,7 +14,7 @@ import { fromZodError, GatewayError } from "@gw/errors";
 import type { Logger } from "@gw/logger";
 import { errorFormatFor, type Catalog } from "@gw/service-kit";
 import { asyncModelRoutes } from "./async-routes";
-import { type BatchLine, type BatchRow, type BatchStore, type RefusedLine, routeOf } from "./batch-store";
+import { BATCH_LEASE_MS, type BatchLine, type BatchRow, type BatchStore, type RefusedLine, routeOf } from "./batch-store";
 import type { Dispatcher } from "./dispatcher";
 import type { FileStore } from "./file-store";
 import type { JobCredentials, StoredCredentials } from "./job-credentials";
@@ -49,8 +49,12 @@ const ADMISSION_GROUP = 64;
 const STEP_LINES = 256;
 /** How soon a batch with lines running is looked at again. */
 const RUNNING_RECHECK_MS = 500;
+/** The shortest wait for the limits to have room. */
+const MIN_WAIT_MS = 100;
 /** How often expired files and finished batches past their files' lifetime are removed. */
 const CLEANUP_EVERY_MS = 60_000;
+/** Claims in one tick at most, so that the cleanup and a stop are never kept waiting long. */
+const MAX_STEPS_PER_TICK = 50;
 /** How long a batch whose step failed waits before it is tried again. */
 const FAILED_STEP_WAIT_MS = 2_000;
 
@@ -64,6 +68,7 @@ export class BatchRunner {
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<void> | undefined;
   private started = false;
+  private stopping = false;
   /** Kicked while a round ran: the next one starts at once. */
   private again = false;
   private lastCleanup = 0;
@@ -87,6 +92,7 @@ export class BatchRunner {
 
   async stop(): Promise<void> {
     this.started = false;
+    this.stopping = true;
     clearTimeout(this.timer);
     await this.running;
   }
@@ -119,41 +125,51 @@ export class BatchRunner {
       const batches = await this.deps.batches.removeFinished(DEFAULT_FILE_EXPIRY_SECONDS, 1_000);
       if (files + batches > 0) this.deps.logger.info({ files, batches }, "batches: expired files and old batches removed");
     }
-    for (;;) {
+    // Rounds end when nothing is due, or when the runner stops (a step under way finishes first).
+    for (let rounds = 0; rounds < MAX_STEPS_PER_TICK; rounds++) {
       const batches = await this.deps.batches.claim(4);
       if (batches.length === 0) return;
       await Promise.all(batches.map((batch) => this.run(batch)));
+      if (this.stopping) return;
     }
   }
 
+  /** One step of a claimed batch, its lease renewed while the step runs, then the batch given back. */
   private async run(batch: BatchRow): Promise<void> {
     let wakeInMs = FAILED_STEP_WAIT_MS;
+    const renewal = setInterval(() => {
+      this.deps.batches.renew(batch).catch((err: unknown) => this.deps.logger.warn({ err, batch: batch.id }, "batches: a lease could not be renewed"));
+    }, BATCH_LEASE_MS / 3);
     try {
-      wakeInMs = await this.step(batch);
+      wakeInMs = Math.max(await this.step(batch), 0);
     } catch (err) {
       this.deps.logger.warn({ err, batch: batch.id, status: batch.status }, "batches: a step failed; trying again");
+    } finally {
+      clearInterval(renewal);
     }
-    await this.deps.batches.release(batch.id, wakeInMs);
+    await this.deps.batches.release(batch, wakeInMs);
   }
 
   /** Moves the batch on by one step; answers how soon it has more to do. */
   private async step(batch: BatchRow): Promise<number> {
     const { batches } = this.deps;
+    const expired = batch.expires_at.getTime() <= Date.now();
     if (batch.status === "validating") {
-      await this.validate(batch);
+      if (expired)
+        await batches.failValidation(batch, [{ code: "batch_expired", message: "The input file was not validated within the completion window.", line: null }]);
+      else await this.validate(batch);
       return 0;
     }
     if (batch.status === "finalizing") {
       await batches.finalize(batch, "completed");
       return 0;
     }
-    const { open } = await batches.counts(batch.id);
+    const open = await batches.openLines(batch.id);
     if (batch.status === "cancelling") {
       if (open === 0) await batches.finalize(batch, "cancelled");
       return RUNNING_RECHECK_MS;
     }
     // In progress: past its window no more lines start, and it expires once those running end.
-    const expired = batch.expires_at.getTime() <= Date.now();
     if (!expired) {
       const room = this.maxInFlight - open;
       if (room <= 0) return RUNNING_RECHECK_MS;
@@ -162,7 +178,7 @@ export class BatchRunner {
     }
     if (open > 0) return RUNNING_RECHECK_MS;
     if (expired) await batches.finalize(batch, "expired");
-    else if (await batches.markFinalizing(batch.id)) await batches.finalize(batch, "completed");
+    else if (await batches.markFinalizing(batch)) await batches.finalize(batch, "completed");
     return 0;
   }
 
@@ -176,11 +192,11 @@ export class BatchRunner {
       ? parseBatchInput(content, batch.endpoint)
       : { lines: [], errors: [{ code: "invalid_file", message: `The input file ${batch.input_file_id} no longer exists.`, line: null }] };
     if (errors.length > 0) {
-      await this.deps.batches.failValidation(batch.id, errors);
+      await this.deps.batches.failValidation(batch, errors);
       this.deps.logger.info({ batch: batch.id, errors: errors.length }, "batches: input file refused");
       return;
     }
-    await this.deps.batches.startRunning(batch.id, lines);
+    await this.deps.batches.startRunning(batch, lines);
   }
 
   /**
@@ -226,7 +242,8 @@ export class BatchRunner {
         const verdict = answer.lines[index];
         if (!verdict || verdict.kind === "wait") {
           stopAt = line.line;
-          wakeInMs = verdict?.retry_after_ms ?? FAILED_STEP_WAIT_MS;
+          // Never sooner than a tenth of a second: a limit nearly free again is not asked in a loop.
+          wakeInMs = Math.max(verdict?.retry_after_ms ?? FAILED_STEP_WAIT_MS, MIN_WAIT_MS);
           break;
         }
         if (verdict.kind === "admitted" && verdict.ticket) tickets.push(verdict.ticket);
@@ -258,12 +275,17 @@ export class BatchRunner {
     const to = stopAt ?? last + 1;
     const refusedBefore = [...refused.values()].filter((r) => r.line < to);
     let written: JobRow[] = [];
-    const moved = await this.deps.batches.advance(batch.id, batch.next_line, to, async (tx) => {
-      written = admitted.length > 0 ? await this.deps.jobs.insertRows(tx, admitted) : [];
-      await this.deps.batches.refuse(tx, batch, refusedBefore);
-    });
-    // Another runner moved this batch first: every reservation made here is given back.
-    for (const ticket of moved ? released : tickets) await this.release(ticket);
+    let moved = false;
+    try {
+      moved = await this.deps.batches.advance(batch, batch.next_line, to, async (tx) => {
+        written = admitted.length > 0 ? await this.deps.jobs.insertRows(tx, admitted) : [];
+        await this.deps.batches.refuse(tx, batch, refusedBefore);
+      });
+    } finally {
+      // Written or not (another runner moved this batch first, the batch was cancelled, the write
+      // failed), what ingress reserved for lines that will not run here is given back.
+      for (const ticket of moved ? released : tickets) await this.release(ticket);
+    }
     if (!moved) return 0;
     for (const job of written) this.deps.dispatcher.dispatchSoon(job);
     return wakeInMs;
@@ -312,6 +334,8 @@ export function parseBatchInput(content: Buffer, endpoint: string): { lines: Bat
   let number = 0;
   for (const raw of text.split("\n")) {
     number++;
+    // One more than a batch may have is enough to say it has too many: the rest are not read.
+    if (lines.length > MAX_BATCH_LINES) break;
     const source = raw.endsWith("\r") ? raw.slice(0, -1) : raw;
     if (source.trim() === "") continue;
     let value: unknown;
@@ -324,12 +348,14 @@ export function parseBatchInput(content: Buffer, endpoint: string): { lines: Bat
     const parsed = BatchRequestInput.safeParse(value);
     if (!parsed.success) {
       const issue = parsed.error.issues[0]!;
-      const param = issue.path.join(".") || null;
+      // A key of the caller's may hold U+0000, which the batch's errors (jsonb) cannot keep.
+      const param = issue.path.join(".").replaceAll("\u0000", "").slice(0, 200) || null;
       fail({ code: "invalid_request", message: `Invalid request line: ${param ?? "line"}: ${issue.message}`, param, line: number });
       continue;
     }
     if (parsed.data.url !== endpoint) {
-      fail({ code: "mismatched_url", message: `The url ${parsed.data.url} does not match the batch's endpoint ${endpoint}.`, param: "url", line: number });
+      const url = parsed.data.url.replaceAll("\u0000", "").slice(0, 200);
+      fail({ code: "mismatched_url", message: `The url ${url} does not match the batch's endpoint ${endpoint}.`, param: "url", line: number });
       continue;
     }
     if (seen.has(parsed.data.custom_id)) {
@@ -347,7 +373,7 @@ export function parseBatchInput(content: Buffer, endpoint: string): { lines: Bat
   if (bad > errors.length) errors.push({ code: "too_many_errors", message: `${bad - errors.length} more lines are invalid.`, line: null });
   if (errors.length === 0 && lines.length === 0) errors.push({ code: "empty_file", message: "The input file has no requests.", line: null });
   if (lines.length > MAX_BATCH_LINES) {
-    errors.push({ code: "too_many_tasks", message: `A batch can have at most ${MAX_BATCH_LINES} requests; this file has ${lines.length}.`, line: null });
+    errors.push({ code: "too_many_tasks", message: `A batch can have at most ${MAX_BATCH_LINES} requests; this file has more.`, line: null });
   }
   return { lines, errors };
 }

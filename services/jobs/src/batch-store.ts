@@ -32,6 +32,8 @@ export interface BatchRow {
   request_counts: { total: number; completed: number; failed: number } | null;
   usage: BatchUsage | null;
   request_id: string | null;
+  /** The token of the claim holding the batch now, if any (see BatchStore.claim). */
+  lease_token: string | null;
   created_at: Date;
   in_progress_at: Date | null;
   expires_at: Date;
@@ -123,6 +125,26 @@ const OUTPUT_LINE = `'{"id":' || to_json(j.request_id)::text || ',"custom_id":' 
        'message', COALESCE(jobs.json_part(j.error, 'error', 'message') #>> '{}', 'The request failed'))::text || '}'
    END`;
 
+/** Lines a part of an output or error file holds: a part stays far below Postgres's 1 GB bound. */
+const LINES_PER_PART = 1_000;
+
+/**
+ * Every line of a batch ($1) as a line of its output or error file (`ok`, `text`), with the usage
+ * its answer reported: the line jobs, and the lines never run as $2/$3 errors.
+ */
+const EVERY_LINE = `done AS (
+    SELECT j.batch_line AS line, j.status = '${jobStatuses.completed}' AS ok, ${OUTPUT_LINE} AS text,
+      CASE WHEN j.status = '${jobStatuses.completed}' THEN jobs.json_part(COALESCE(j.result, convert_from(r.body, 'UTF8')), 'usage') END AS usage
+    FROM jobs.jobs j LEFT JOIN jobs.results r ON r.job_id = j.id AND r.attempt = j.attempts
+    WHERE j.batch_id = $1
+  ), never AS (
+    SELECT l.line, false AS ok,
+      '{"id":' || to_json('batch_req_' || md5($1 || l.line))::text || ',"custom_id":' || to_json(l.custom_id)::text
+        || ',"response":null,"error":' || json_build_object('code', $2::text, 'message', $3::text)::text || '}' AS text,
+      NULL::jsonb AS usage
+    FROM jobs.batch_lines l WHERE l.batch_id = $1 AND NOT EXISTS (SELECT 1 FROM done WHERE done.line = l.line)
+  ), every AS (SELECT * FROM done UNION ALL SELECT * FROM never)`;
+
 /**
  * `jobs.batches` and `jobs.batch_lines`: a batch's state, and every rule about how it may change, as
  * single statements or transactions guarded by what they expect (the runner's lease, the line it
@@ -157,17 +179,24 @@ export class BatchStore {
     return result.rows[0];
   }
 
-  /** How many of a running batch's lines have finished, and how. */
-  async counts(id: string): Promise<{ completed: number; failed: number; open: number }> {
-    const result = await this.db.query<{ completed: string; failed: string; open: string }>(
-      `SELECT count(*) FILTER (WHERE status = '${jobStatuses.completed}') AS completed,
-              count(*) FILTER (WHERE status = '${jobStatuses.failed}') AS failed,
-              count(*) FILTER (WHERE ${OPEN_JOB}) AS open
-       FROM jobs.jobs WHERE batch_id = $1`,
-      [id],
+  /** How many of each running batch's lines have finished, and how (for its `request_counts`). */
+  async counts(ids: string[]): Promise<Map<string, { completed: number; failed: number }>> {
+    const counted = new Map<string, { completed: number; failed: number }>();
+    if (ids.length === 0) return counted;
+    const result = await this.db.query<{ batch_id: string; completed: string; failed: string }>(
+      `SELECT batch_id, count(*) FILTER (WHERE status = '${jobStatuses.completed}') AS completed,
+              count(*) FILTER (WHERE status = '${jobStatuses.failed}') AS failed
+       FROM jobs.jobs WHERE batch_id = ANY($1::text[]) GROUP BY batch_id`,
+      [ids],
     );
-    const row = result.rows[0];
-    return { completed: Number(row?.completed ?? 0), failed: Number(row?.failed ?? 0), open: Number(row?.open ?? 0) };
+    for (const row of result.rows) counted.set(row.batch_id, { completed: Number(row.completed), failed: Number(row.failed) });
+    return counted;
+  }
+
+  /** How many of a batch's lines are running (queued or in a worker's hands). */
+  async openLines(id: string): Promise<number> {
+    const result = await this.db.query<{ open: string }>(`SELECT count(*) AS open FROM jobs.jobs WHERE batch_id = $1 AND ${OPEN_JOB}`, [id]);
+    return Number(result.rows[0]?.open ?? 0);
   }
 
   /** A page of the workspace's batches, newest first; `after` is the last id of the previous page. */
@@ -202,38 +231,47 @@ export class BatchStore {
   }
 
   /**
-   * Takes up to `limit` batches with work due, for BATCH_LEASE_MS: SKIP LOCKED and the lease let
-   * several jobs replicas run batches at once without taking the same one.
+   * Takes up to `limit` batches with work due, for BATCH_LEASE_MS, under a token of this claim:
+   * SKIP LOCKED and the lease let several jobs replicas run batches at once without taking the same
+   * one, and every change a step makes names the token, so a step whose lease lapsed (and was taken
+   * by another replica) changes nothing.
    */
   async claim(limit: number): Promise<BatchRow[]> {
     const result = await this.db.query<BatchRow>(
-      `UPDATE jobs.batches SET lease_until = now() + $2 * interval '1 millisecond'
+      `UPDATE jobs.batches SET lease_until = now() + $2 * interval '1 millisecond', lease_token = $3
        WHERE id IN (SELECT id FROM jobs.batches WHERE ${ACTIVE_SQL} AND (wake_at IS NULL OR wake_at <= now())
                       AND (lease_until IS NULL OR lease_until < now())
                     ORDER BY wake_at NULLS FIRST, created_at LIMIT $1 FOR UPDATE SKIP LOCKED)
        RETURNING *`,
-      [limit, BATCH_LEASE_MS],
+      [limit, BATCH_LEASE_MS, randomBytes(16).toString("hex")],
     );
     return result.rows;
   }
 
-  /** Gives a batch back, to be taken again after `wakeInMs`. */
-  async release(id: string, wakeInMs: number): Promise<void> {
-    await this.db.query("UPDATE jobs.batches SET lease_until = NULL, wake_at = now() + $2 * interval '1 millisecond' WHERE id = $1", [id, wakeInMs]);
+  /** Keeps the lease while a step runs; false once another claim has taken the batch. */
+  async renew(batch: BatchRow): Promise<boolean> {
+    const result = await this.db.query("UPDATE jobs.batches SET lease_until = now() + $3 * interval '1 millisecond' WHERE id = $1 AND lease_token = $2", [
+      batch.id,
+      batch.lease_token,
+      BATCH_LEASE_MS,
+    ]);
+    return result.rowCount > 0;
   }
 
-  /** Wakes a batch now (a line of it finished), unless its limits asked it to wait longer. */
-  async wake(ids: string[]): Promise<void> {
-    if (ids.length === 0) return;
-    await this.db.query("UPDATE jobs.batches SET wake_at = now() WHERE id = ANY($1::text[]) AND wake_at > now() + interval '250 milliseconds'", [ids]);
+  /** Gives a batch back, to be taken again after `wakeInMs` (unless another claim holds it now). */
+  async release(batch: BatchRow, wakeInMs: number): Promise<void> {
+    await this.db.query(
+      "UPDATE jobs.batches SET lease_until = NULL, lease_token = NULL, wake_at = now() + $3 * interval '1 millisecond' WHERE id = $1 AND lease_token = $2",
+      [batch.id, batch.lease_token, wakeInMs],
+    );
   }
 
   /** Validation passed: the lines are kept, and the batch runs. */
-  async startRunning(id: string, lines: BatchLine[]): Promise<boolean> {
+  async startRunning(batch: BatchRow, lines: BatchLine[]): Promise<boolean> {
     return this.db.transaction(async (tx) => {
       const started = await tx.query(
-        "UPDATE jobs.batches SET status = 'in_progress', in_progress_at = now(), total = $2 WHERE id = $1 AND status = 'validating'",
-        [id, lines.length],
+        "UPDATE jobs.batches SET status = 'in_progress', in_progress_at = now(), total = $3 WHERE id = $1 AND lease_token = $2 AND status = 'validating'",
+        [batch.id, batch.lease_token, lines.length],
       );
       if (started.rowCount === 0) return false;
       for (let from = 0; from < lines.length; from += 1000) {
@@ -241,7 +279,7 @@ export class BatchStore {
         await tx.query(
           `INSERT INTO jobs.batch_lines (batch_id, line, custom_id, body)
            SELECT $1, line, custom_id, body FROM unnest($2::int[], $3::text[], $4::text[]) AS l(line, custom_id, body)`,
-          [id, chunk.map((l) => l.line), chunk.map((l) => l.custom_id), chunk.map((l) => l.body)],
+          [batch.id, chunk.map((l) => l.line), chunk.map((l) => l.custom_id), chunk.map((l) => l.body)],
         );
       }
       return true;
@@ -249,10 +287,10 @@ export class BatchStore {
   }
 
   /** Validation failed: the batch fails with what was wrong, line by line. */
-  async failValidation(id: string, errors: BatchError[]): Promise<void> {
+  async failValidation(batch: BatchRow, errors: BatchError[]): Promise<void> {
     await this.db.query(
-      "UPDATE jobs.batches SET status = 'failed', failed_at = now(), errors = $2, lease_until = NULL WHERE id = $1 AND status = 'validating'",
-      [id, JSON.stringify(errors)],
+      "UPDATE jobs.batches SET status = 'failed', failed_at = now(), errors = $3, lease_until = NULL WHERE id = $1 AND lease_token = $2 AND status = 'validating'",
+      [batch.id, batch.lease_token, JSON.stringify(errors)],
     );
   }
 
@@ -267,11 +305,17 @@ export class BatchStore {
 
   /**
    * Moves the batch's cursor from `from` to `to` in the transaction `write` runs in (which writes the
-   * lines' jobs): when another runner moved it first, nothing is written and this answers false.
+   * lines' jobs): when another runner moved it first, or the batch stopped running, nothing is
+   * written and this answers false.
    */
-  async advance(id: string, from: number, to: number, write: (tx: Queryable) => Promise<void>): Promise<boolean> {
+  async advance(batch: BatchRow, from: number, to: number, write: (tx: Queryable) => Promise<void>): Promise<boolean> {
     return this.db.transaction(async (tx) => {
-      const moved = await tx.query("UPDATE jobs.batches SET next_line = $3 WHERE id = $1 AND next_line = $2 AND status = 'in_progress'", [id, from, to]);
+      const moved = await tx.query("UPDATE jobs.batches SET next_line = $4 WHERE id = $1 AND lease_token = $2 AND next_line = $3 AND status = 'in_progress'", [
+        batch.id,
+        batch.lease_token,
+        from,
+        to,
+      ]);
       if (moved.rowCount === 0) return false;
       await write(tx);
       return true;
@@ -302,75 +346,79 @@ export class BatchStore {
   }
 
   /** Every line has run: the batch's files are being written. */
-  async markFinalizing(id: string): Promise<boolean> {
-    const result = await this.db.query("UPDATE jobs.batches SET status = 'finalizing', finalizing_at = now() WHERE id = $1 AND status = 'in_progress'", [id]);
+  async markFinalizing(batch: BatchRow): Promise<boolean> {
+    const result = await this.db.query(
+      "UPDATE jobs.batches SET status = 'finalizing', finalizing_at = now() WHERE id = $1 AND lease_token = $2 AND status = 'in_progress'",
+      [batch.id, batch.lease_token],
+    );
     return result.rowCount > 0;
   }
 
   /**
    * Ends a batch whose lines have all finished (or will never run): its output and error files are
-   * written from the line jobs in Postgres, lines never run are written as `reason` errors, the
-   * counts and usage are kept on the batch, and the lines and their jobs go. One transaction, so a
-   * crash leaves the batch to be finalized again, never half-done.
+   * written from the line jobs inside Postgres, a part per thousand lines, lines never run written
+   * as `reason` errors; the counts and usage are kept on the batch, and its input lines go. One
+   * transaction under the batch's lock, which first checks that no line still runs: a crash leaves
+   * the batch to be finalized again, never half-done, and a line admitted at the last moment is
+   * waited for, never written as failed.
    */
   async finalize(batch: BatchRow, outcome: "completed" | "expired" | "cancelled"): Promise<boolean> {
     const expiresIn = batch.output_expires_after ?? DEFAULT_FILE_EXPIRY_SECONDS;
+    const notRun = outcome === "expired" ? batchExpired : batchCancelled;
     return this.db.transaction(async (tx) => {
-      const locked = await tx.query<{ status: string }>(`SELECT status FROM jobs.batches WHERE id = $1 AND ${ACTIVE_SQL} FOR UPDATE`, [batch.id]);
-      if (!locked.rows[0]) return false;
-      const notRun = outcome === "expired" ? batchExpired : batchCancelled;
-      const built = await tx.query<{ output_file_id: string | null; error_file_id: string | null; completed: string; failed: string; usage: BatchUsage }>(
-        `WITH done AS (
-           SELECT j.batch_line AS line, j.status = '${jobStatuses.completed}' AS ok, ${OUTPUT_LINE} AS text,
-             CASE WHEN j.status = '${jobStatuses.completed}' THEN jobs.json_part(COALESCE(j.result, convert_from(r.body, 'UTF8')), 'usage') END AS usage
-           FROM jobs.jobs j LEFT JOIN jobs.results r ON r.job_id = j.id AND r.attempt = j.attempts
-           WHERE j.batch_id = $1
-         ), never AS (
-           SELECT l.line, false AS ok,
-             '{"id":' || to_json('batch_req_' || md5($1 || l.line))::text || ',"custom_id":' || to_json(l.custom_id)::text
-               || ',"response":null,"error":' || json_build_object('code', $2::text, 'message', $3::text)::text || '}' AS text,
-             NULL::jsonb AS usage
-           FROM jobs.batch_lines l WHERE l.batch_id = $1 AND NOT EXISTS (SELECT 1 FROM done WHERE done.line = l.line)
-         ), every AS (SELECT * FROM done UNION ALL SELECT * FROM never),
-         summary AS (
-         SELECT convert_to(string_agg(text, E'\\n' ORDER BY line) FILTER (WHERE ok) || E'\\n', 'UTF8') AS output,
-                convert_to(string_agg(text, E'\\n' ORDER BY line) FILTER (WHERE NOT ok) || E'\\n', 'UTF8') AS errors,
-                count(*) FILTER (WHERE ok) AS completed, count(*) FILTER (WHERE NOT ok) AS failed,
-                json_build_object(
-                  'input_tokens', COALESCE(sum(COALESCE((usage ->> 'prompt_tokens')::bigint, (usage ->> 'input_tokens')::bigint, 0)), 0),
-                  'input_tokens_details', json_build_object('cached_tokens',
-                    COALESCE(sum(COALESCE((usage -> 'prompt_tokens_details' ->> 'cached_tokens')::bigint, 0)), 0)),
-                  'output_tokens', COALESCE(sum(COALESCE((usage ->> 'completion_tokens')::bigint, (usage ->> 'output_tokens')::bigint, 0)), 0),
-                  'output_tokens_details', json_build_object('reasoning_tokens',
-                    COALESCE(sum(COALESCE((usage -> 'completion_tokens_details' ->> 'reasoning_tokens')::bigint, 0)), 0)),
-                  'total_tokens', COALESCE(sum(COALESCE((usage ->> 'total_tokens')::bigint, 0)), 0)) AS usage
-         FROM every),
-         output_file AS (
-           INSERT INTO jobs.files (id, workspace_id, purpose, filename, bytes, content, expires_at)
-           SELECT $4, $6, 'batch_output', $7 || '_output.jsonl', length(output), output, now() + $8 * interval '1 second' FROM summary WHERE output IS NOT NULL
-           RETURNING id),
-         error_file AS (
-           INSERT INTO jobs.files (id, workspace_id, purpose, filename, bytes, content, expires_at)
-           SELECT $5, $6, 'batch_output', $7 || '_error.jsonl', length(errors), errors, now() + $8 * interval '1 second' FROM summary WHERE errors IS NOT NULL
-           RETURNING id)
-         SELECT (SELECT id FROM output_file) AS output_file_id, (SELECT id FROM error_file) AS error_file_id, completed, failed, usage FROM summary`,
-        [batch.id, notRun.code, notRun.message, newFileId(), newFileId(), batch.workspace_id, batch.id, expiresIn],
+      const locked = await tx.query(`SELECT 1 FROM jobs.batches WHERE id = $1 AND lease_token = $2 AND ${ACTIVE_SQL} FOR UPDATE`, [
+        batch.id,
+        batch.lease_token,
+      ]);
+      if (locked.rowCount === 0) return false;
+      const running = await tx.query(`SELECT 1 FROM jobs.jobs WHERE batch_id = $1 AND ${OPEN_JOB} LIMIT 1`, [batch.id]);
+      if (running.rowCount > 0) return false;
+      const summary = await tx.query<{ completed: string; failed: string; usage: BatchUsage }>(
+        `WITH ${EVERY_LINE}
+         SELECT count(*) FILTER (WHERE ok) AS completed, count(*) FILTER (WHERE NOT ok) AS failed,
+           json_build_object(
+             'input_tokens', COALESCE(sum(COALESCE((usage ->> 'prompt_tokens')::bigint, (usage ->> 'input_tokens')::bigint, 0)), 0),
+             'input_tokens_details', json_build_object('cached_tokens',
+               COALESCE(sum(COALESCE((usage -> 'prompt_tokens_details' ->> 'cached_tokens')::bigint, (usage -> 'input_tokens_details' ->> 'cached_tokens')::bigint, 0)), 0)),
+             'output_tokens', COALESCE(sum(COALESCE((usage ->> 'completion_tokens')::bigint, (usage ->> 'output_tokens')::bigint, 0)), 0),
+             'output_tokens_details', json_build_object('reasoning_tokens',
+               COALESCE(sum(COALESCE((usage -> 'completion_tokens_details' ->> 'reasoning_tokens')::bigint, (usage -> 'output_tokens_details' ->> 'reasoning_tokens')::bigint, 0)), 0)),
+             'total_tokens', COALESCE(sum(COALESCE((usage ->> 'total_tokens')::bigint, 0)), 0)) AS usage
+         FROM every`,
+        [batch.id, notRun.code, notRun.message],
       );
-      // The files were written by the statement itself: their content never passes through this process.
-      const files = built.rows[0]!;
-      const outputFileId = files.output_file_id;
-      const errorFileId = files.error_file_id;
-      const counts = { total: batch.total, completed: Number(files.completed), failed: Number(files.failed) };
+      const { completed, failed, usage } = summary.rows[0]!;
+      // A file of the lines that answered 2xx, and one of the rest; either only when it has lines.
+      const writeFile = async (kind: "output" | "error", ok: boolean, lines: number): Promise<string | null> => {
+        if (lines === 0) return null;
+        const id = newFileId();
+        await tx.query(
+          `INSERT INTO jobs.files (id, workspace_id, purpose, filename, bytes, expires_at)
+           VALUES ($1, $2, 'batch_output', $3, 0, now() + $4 * interval '1 second')`,
+          [id, batch.workspace_id, `${batch.id}_${kind}.jsonl`, expiresIn],
+        );
+        await tx.query(
+          `WITH ${EVERY_LINE}, numbered AS (SELECT line, text, row_number() OVER (ORDER BY line) - 1 AS n FROM every WHERE ok = $5)
+           INSERT INTO jobs.file_parts (file_id, part, content)
+           SELECT $4, n / ${LINES_PER_PART}, convert_to(string_agg(text || E'\\n', '' ORDER BY line), 'UTF8') FROM numbered GROUP BY n / ${LINES_PER_PART}`,
+          [batch.id, notRun.code, notRun.message, id, ok],
+        );
+        await tx.query("UPDATE jobs.files SET bytes = (SELECT sum(length(content)) FROM jobs.file_parts WHERE file_id = $1) WHERE id = $1", [id]);
+        return id;
+      };
+      const outputFileId = await writeFile("output", true, Number(completed));
+      const errorFileId = await writeFile("error", false, Number(failed));
+      const counts = { total: batch.total, completed: Number(completed), failed: Number(failed) };
       await tx.query(
-        `UPDATE jobs.batches SET status = $2, output_file_id = $3, error_file_id = $4, request_counts = $5, usage = $6, lease_until = NULL,
+        `UPDATE jobs.batches SET status = $2, output_file_id = $3, error_file_id = $4, request_counts = $5, usage = $6, lease_until = NULL, lease_token = NULL,
            finalizing_at = COALESCE(finalizing_at, CASE WHEN $2 = 'completed' THEN now() END),
            completed_at = CASE WHEN $2 = 'completed' THEN now() END,
            expired_at = CASE WHEN $2 = 'expired' THEN now() END,
            cancelled_at = CASE WHEN $2 = 'cancelled' THEN now() END
          WHERE id = $1`,
-        [batch.id, outcome, outputFileId, errorFileId, JSON.stringify(counts), JSON.stringify(files.usage)],
+        [batch.id, outcome, outputFileId, errorFileId, JSON.stringify(counts), JSON.stringify(usage)],
       );
-      await tx.query("DELETE FROM jobs.jobs WHERE batch_id = $1", [batch.id]);
+      // The line jobs stay for the jobs' retention: a redelivered event of one still finds its row.
       await tx.query("DELETE FROM jobs.batch_lines WHERE batch_id = $1", [batch.id]);
       return true;
     });

@@ -58,13 +58,18 @@ export function fileObject(row: FileRow): FileObject {
 export class FileStore {
   constructor(private readonly db: Db) {}
 
-  async create(file: NewFile, tx: Queryable = this.db): Promise<FileRow> {
-    const result = await tx.query<FileRow>(
-      `INSERT INTO jobs.files (id, workspace_id, purpose, filename, bytes, content, expires_at)
-       VALUES ($1, $2, $3, $4, $5, $6, now() + $7 * interval '1 second') RETURNING ${COLUMNS}`,
-      [newFileId(), file.workspaceId, file.purpose, file.filename, file.content.length, file.content, file.expiresInSeconds],
-    );
-    return result.rows[0]!;
+  /** An upload: the row and its content, one part. */
+  async create(file: NewFile): Promise<FileRow> {
+    return this.db.transaction(async (tx: Queryable) => {
+      const result = await tx.query<FileRow>(
+        `INSERT INTO jobs.files (id, workspace_id, purpose, filename, bytes, expires_at)
+         VALUES ($1, $2, $3, $4, $5, now() + $6 * interval '1 second') RETURNING ${COLUMNS}`,
+        [newFileId(), file.workspaceId, file.purpose, file.filename, file.content.length, file.expiresInSeconds],
+      );
+      const row = result.rows[0]!;
+      await tx.query("INSERT INTO jobs.file_parts (file_id, part, content) VALUES ($1, 0, $2)", [row.id, file.content]);
+      return row;
+    });
   }
 
   async read(id: string, workspaceId: string): Promise<FileRow | undefined> {
@@ -98,25 +103,34 @@ export class FileStore {
     return result.rowCount > 0;
   }
 
-  /** A slice of a file's content (`from` counts from 0); undefined once the file is gone. */
-  async slice(id: string, from: number, length: number): Promise<Buffer | undefined> {
-    const result = await this.db.query<{ part: Buffer }>("SELECT substring(content FROM $2 FOR $3) AS part FROM jobs.files WHERE id = $1", [
-      id,
-      from + 1,
-      length,
-    ]);
-    const part = result.rows[0]?.part;
-    return part && asBuffer(part);
+  /** The sizes of a file's parts, in order; empty once the file is gone. */
+  async parts(id: string): Promise<{ part: number; bytes: number }[]> {
+    const result = await this.db.query<{ part: number; bytes: string | number }>(
+      "SELECT part, length(content) AS bytes FROM jobs.file_parts WHERE file_id = $1 ORDER BY part",
+      [id],
+    );
+    return result.rows.map((row) => ({ part: row.part, bytes: Number(row.bytes) }));
   }
 
-  /** The whole content, for validating a batch's input (at most the upload limit). */
+  /** A slice of one part of a file (`from` counts from 0); undefined once the file is gone. */
+  async slice(id: string, part: number, from: number, length: number): Promise<Buffer | undefined> {
+    const result = await this.db.query<{ piece: Uint8Array }>(
+      "SELECT substring(content FROM $3 FOR $4) AS piece FROM jobs.file_parts WHERE file_id = $1 AND part = $2",
+      [id, part, from + 1, length],
+    );
+    const piece = result.rows[0]?.piece;
+    return piece && asBuffer(piece);
+  }
+
+  /** The whole content, for validating a batch's input (an upload: at most the upload limit). */
   async content(id: string, workspaceId: string): Promise<Buffer | undefined> {
-    const result = await this.db.query<{ content: Buffer }>(`SELECT content FROM jobs.files WHERE id = $1 AND workspace_id = $2 AND ${LIVE}`, [
-      id,
-      workspaceId,
-    ]);
-    const content = result.rows[0]?.content;
-    return content && asBuffer(content);
+    const result = await this.db.query<{ content: Uint8Array }>(
+      `SELECT p.content FROM jobs.files f JOIN jobs.file_parts p ON p.file_id = f.id
+       WHERE f.id = $1 AND f.workspace_id = $2 AND ${LIVE} ORDER BY p.part`,
+      [id, workspaceId],
+    );
+    if (result.rows.length === 0) return (await this.read(id, workspaceId)) ? Buffer.alloc(0) : undefined;
+    return Buffer.concat(result.rows.map((row) => asBuffer(row.content)));
   }
 
   /** Removes expired files; returns how many went. */

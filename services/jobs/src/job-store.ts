@@ -386,8 +386,12 @@ export class JobStore {
   /** Removes finished jobs older than the retention time; returns how many went. */
   async removeFinished(retentionMs: number, limit: number): Promise<number> {
     const result = await this.db.query(
-      // A batch's lines stay until the batch is finalized, which removes them.
-      `DELETE FROM jobs.jobs WHERE id IN (SELECT id FROM jobs.jobs WHERE completed_at < now() - $1 * interval '1 millisecond' AND batch_id IS NULL LIMIT $2)`,
+      // A batch's lines stay while their batch runs: its output file is written from them.
+      `DELETE FROM jobs.jobs WHERE id IN (
+         SELECT j.id FROM jobs.jobs j WHERE j.completed_at < now() - $1 * interval '1 millisecond'
+           AND (j.batch_id IS NULL OR NOT EXISTS (
+             SELECT 1 FROM jobs.batches b WHERE b.id = j.batch_id AND b.status IN ('validating', 'in_progress', 'finalizing', 'cancelling')))
+         LIMIT $2)`,
       [retentionMs, limit],
     );
     return result.rowCount;

@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createInProcessBus, type Bus } from "@gw/bus";
 import { GatewayConfig, type PlanLimitsTable } from "@gw/config";
@@ -78,11 +79,14 @@ async function newKey(workspace: object, key: object = {}) {
   return { workspaceId: ws.id, keyId: created.id };
 }
 
+const sha256 = (text: string) => createHash("sha256").update(text).digest("hex");
+
 async function ask(workspaceId: string, keyId: string, bodies: object[], signedFor = workspaceId) {
+  const body = JSON.stringify({ workspace_id: workspaceId, key_id: keyId, route: "/v1/chat/completions", bodies });
   return fetch(`${adminUrl}/internal/admissions`, {
     method: "POST",
-    headers: { "content-type": "application/json", [admissionHeader]: claims.sign({ workspace_id: signedFor }) },
-    body: JSON.stringify({ workspace_id: workspaceId, key_id: keyId, route: "/v1/chat/completions", bodies }),
+    headers: { "content-type": "application/json", [admissionHeader]: claims.sign({ workspace_id: signedFor, body_sha256: sha256(body) }) },
+    body,
   });
 }
 
@@ -143,10 +147,20 @@ describe("when the jobs service asks ingress to admit a batch's lines", () => {
     });
     expect(unsigned.status).toBe(401);
     expect((await ask(workspaceId, keyId, [line("a")], "ws_someone_else")).status).toBe(401);
+    // A signature is for one body: the same header on another ask (another key's, say) is refused.
+    const signed = JSON.stringify({ workspace_id: workspaceId, key_id: keyId, route: "/v1/chat/completions", bodies: [line("a")] });
+    const header = claims.sign({ workspace_id: workspaceId, body_sha256: sha256(signed) });
+    const replayed = await fetch(`${adminUrl}/internal/admissions`, {
+      method: "POST",
+      headers: { "content-type": "application/json", [admissionHeader]: header },
+      body: signed.replace(keyId, "key_other"),
+    });
+    expect(replayed.status).toBe(401);
+    const malformedBody = JSON.stringify({ workspace_id: workspaceId, key_id: keyId, route: "/v1/audio/speech", bodies: [] });
     const malformed = await fetch(`${adminUrl}/internal/admissions`, {
       method: "POST",
-      headers: { "content-type": "application/json", [admissionHeader]: claims.sign({ workspace_id: workspaceId }) },
-      body: JSON.stringify({ workspace_id: workspaceId, key_id: keyId, route: "/v1/audio/speech", bodies: [] }),
+      headers: { "content-type": "application/json", [admissionHeader]: claims.sign({ workspace_id: workspaceId, body_sha256: sha256(malformedBody) }) },
+      body: malformedBody,
     });
     expect(malformed.status).toBe(400);
   });

@@ -1,4 +1,6 @@
+import { createHash } from "node:crypto";
 import express, { type Express } from "express";
+import type { z } from "zod";
 import { AdmissionClaims, type AdmissionAnswer, admissionHeader, admissionPurpose, AdmissionRequest, type AdmittedLine, type TokenTicket } from "@gw/contracts";
 import { fromZodError, GatewayError } from "@gw/errors";
 import { allowedByAll, routeLabel, SignedClaims } from "@gw/service-kit";
@@ -29,7 +31,7 @@ const ADMISSION_BODY_LIMIT = "256mb";
  * whether the batch's key may run them now. Each line is held to what its regular call would be at
  * the door: the key still valid, the model in its allow-lists, its budgets' worst case, then the
  * rate limits; the first line the limits have no room for ends the answer, with when to ask again.
- * The call is signed with the internal secret for the batch's workspace.
+ * The call is signed with the internal secret for the batch's workspace and the exact body sent.
  */
 export function mountAdmissions(app: Express, deps: AdmissionDeps): void {
   const claims = new SignedClaims(AdmissionClaims, deps.internalSecret, admissionPurpose);
@@ -40,15 +42,26 @@ export function mountAdmissions(app: Express, deps: AdmissionDeps): void {
       const header = req.headers[admissionHeader];
       const claimed = claims.verify(Array.isArray(header) ? header[0] : header);
       if (!claimed) throw new GatewayError("unauthenticated_internal", "Missing or invalid admission signature");
-      res.locals.claimedWorkspace = claimed.workspace_id;
+      res.locals.claims = claimed;
       next();
     },
-    express.json({ limit: ADMISSION_BODY_LIMIT }),
+    express.raw({ limit: ADMISSION_BODY_LIMIT, type: () => true }),
     async (req, res) => {
-      const parsed = AdmissionRequest.safeParse(req.body);
+      const claimed = res.locals.claims as z.infer<typeof AdmissionClaims>;
+      const raw = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
+      if (createHash("sha256").update(raw).digest("hex") !== claimed.body_sha256) {
+        throw new GatewayError("unauthenticated_internal", "The admission signature is for another body");
+      }
+      let body: unknown;
+      try {
+        body = JSON.parse(raw.toString("utf8"));
+      } catch {
+        throw new GatewayError("invalid_request", "Invalid body: not valid JSON");
+      }
+      const parsed = AdmissionRequest.safeParse(body);
       if (!parsed.success) throw fromZodError(parsed.error);
       const ask = parsed.data;
-      if (ask.workspace_id !== res.locals.claimedWorkspace) throw new GatewayError("unauthenticated_internal", "The signature is for another workspace");
+      if (ask.workspace_id !== claimed.workspace_id) throw new GatewayError("unauthenticated_internal", "The signature is for another workspace");
       res.json(await admit(deps, ask));
     },
   );
