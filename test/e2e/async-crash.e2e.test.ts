@@ -1,11 +1,10 @@
-import { spawn, type ChildProcess } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
-import { connect } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { freePort, startOpenAIUpstream, startTavilyUpstream, type UpstreamEmulator } from "@gw/testkit";
-import { eventually, startTestMesh, type RunningMesh } from "./harness";
+import { eventually, NATS_BIN, startPrivateNats, startTestMesh, type RunningMesh } from "./harness";
 import { newWorkspaceKey, testPlans } from "./targets";
 
 /**
@@ -16,7 +15,6 @@ import { newWorkspaceKey, testPlans } from "./targets";
  */
 const JOBS = 200;
 const UPSTREAM_KEY = "sk-crash-upstream";
-const NATS_BIN = "/usr/sbin/nats-server";
 
 let oa: UpstreamEmulator;
 beforeAll(async () => {
@@ -167,28 +165,10 @@ ${testPlans}`,
   }, 120_000);
 });
 
-function portOpen(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = connect(port, "127.0.0.1");
-    socket.once("connect", () => {
-      socket.destroy();
-      resolve(true);
-    });
-    socket.once("error", () => resolve(false));
-  });
-}
-
 describe.skipIf(!existsSync(NATS_BIN))("when NATS restarts with 200 jobs in flight", () => {
   let nats: ChildProcess | undefined;
   let storeDir: string;
   let gw: RunningMesh | undefined;
-
-  const startNats = (port: number) =>
-    new Promise<ChildProcess>((resolve, reject) => {
-      const child = spawn(NATS_BIN, ["-a", "127.0.0.1", "-p", String(port), "-js", "-sd", storeDir], { stdio: "ignore" });
-      child.once("error", reject);
-      eventually(() => portOpen(port), 10_000).then(() => resolve(child), reject);
-    });
 
   afterAll(async () => {
     await gw?.stop();
@@ -199,7 +179,7 @@ describe.skipIf(!existsSync(NATS_BIN))("when NATS restarts with 200 jobs in flig
   it("then every job still completes: work and events kept on disk, unpublished rows sent by the sweep", async () => {
     storeDir = mkdtempSync(join(tmpdir(), "gw-nats-"));
     const port = await freePort();
-    nats = await startNats(port);
+    nats = await startPrivateNats(port, storeDir);
     gw = await startTestMesh(config(), { CRASH_OA: UPSTREAM_KEY, NATS_URL: `nats://127.0.0.1:${port}` });
     const { key, ids } = await jobsInFlight(gw);
     await new Promise<void>((resolve) => {
@@ -207,7 +187,7 @@ describe.skipIf(!existsSync(NATS_BIN))("when NATS restarts with 200 jobs in flig
       nats!.kill("SIGKILL");
     });
     await new Promise((r) => setTimeout(r, 1_500));
-    nats = await startNats(port);
+    nats = await startPrivateNats(port, storeDir);
     await expectAllCompleted(gw, key, ids);
   }, 180_000);
 });

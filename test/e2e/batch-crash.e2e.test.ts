@@ -1,13 +1,12 @@
-import { spawn, type ChildProcess } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { connect } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import OpenAI, { toFile } from "openai";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { freePort, startOpenAIUpstream, type UpstreamEmulator } from "@gw/testkit";
 import { spawnGateway, type GatewayProcess } from "./gateway-process";
-import { eventually, startTestMesh, type RunningMesh } from "./harness";
+import { eventually, NATS_BIN, startPrivateNats, startTestMesh, type RunningMesh } from "./harness";
 import { newWorkspaceKey } from "./targets";
 
 /**
@@ -22,7 +21,6 @@ import { newWorkspaceKey } from "./targets";
  */
 const LINES = Number(process.env.GW_BATCH_CRASH_LINES ?? 1_000);
 const UPSTREAM_KEY = "sk-batch-crash-upstream";
-const NATS_BIN = "/usr/sbin/nats-server";
 
 let oa: UpstreamEmulator;
 beforeAll(async () => {
@@ -123,29 +121,10 @@ describe(`when the mesh's processes are killed while a batch of ${LINES} lines r
   );
 });
 
-function portOpen(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = connect(port, "127.0.0.1");
-    socket.once("connect", () => {
-      socket.destroy();
-      resolve(true);
-    });
-    socket.once("error", () => resolve(false));
-  });
-}
-
 describe.skipIf(!existsSync(NATS_BIN))(`when NATS is killed while a batch of ${LINES} lines runs`, () => {
   let nats: ChildProcess | undefined;
   const storeDir = mkdtempSync(join(tmpdir(), "gw-nats-batch-"));
   let gw: RunningMesh | undefined;
-
-  // A private server with its own store, so that no other test sees it go.
-  const startNats = (port: number) =>
-    new Promise<ChildProcess>((resolve, reject) => {
-      const child = spawn(NATS_BIN, ["-a", "127.0.0.1", "-p", String(port), "-js", "-sd", storeDir], { stdio: "ignore" });
-      child.once("error", reject);
-      eventually(() => portOpen(port), 10_000).then(() => resolve(child), reject);
-    });
 
   afterAll(async () => {
     await gw?.stop();
@@ -157,7 +136,7 @@ describe.skipIf(!existsSync(NATS_BIN))(`when NATS is killed while a batch of ${L
     "then the batch completes with each line once: the lines' work and events are kept on disk, and what was not yet published is sent again",
     async () => {
       const port = await freePort();
-      nats = await startNats(port);
+      nats = await startPrivateNats(port, storeDir);
       gw = await startTestMesh(config(), { BATCH_CRASH_OA: UPSTREAM_KEY, NATS_URL: `nats://127.0.0.1:${port}` });
       const { client, id } = await startBatch(gw);
       await linesDone(client, id, 0.3);
@@ -166,7 +145,7 @@ describe.skipIf(!existsSync(NATS_BIN))(`when NATS is killed while a batch of ${L
         nats!.kill("SIGKILL");
       });
       await new Promise((r) => setTimeout(r, 1_500));
-      nats = await startNats(port);
+      nats = await startPrivateNats(port, storeDir);
       await expectEveryLineOnce(client, id);
     },
     TIMEOUT_MS,

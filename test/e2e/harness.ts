@@ -2,7 +2,8 @@ import { randomBytes } from "node:crypto";
 import { writeFileSync, mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { spawn } from "node:child_process";
+import { spawn, type ChildProcess } from "node:child_process";
+import { connect } from "node:net";
 import { removeNatsNamespace } from "@gw/bus";
 import { repoRoot } from "@gw/config";
 import { createTestDatabase, freePort, testNatsUrl, testRedisUrl, uniqueNamespace, uniquePrefix, type TestDatabase } from "@gw/testkit";
@@ -186,4 +187,30 @@ export async function startIngressReplica(gw: RunningMesh, extraEnv: Record<stri
     throw new Error(`second ingress not ready: ${(err as Error).message}\n${log}`);
   }
   return { baseURL: `http://127.0.0.1:${port}/v1`, adminURL: `http://127.0.0.1:${adminPort}`, output: () => log, stop };
+}
+
+/** Where Debian's nats-server is: the tests that kill NATS run a private one and skip without it. */
+export const NATS_BIN = "/usr/sbin/nats-server";
+
+function portOpen(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect(port, "127.0.0.1");
+    socket.once("connect", () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once("error", () => resolve(false));
+  });
+}
+
+/**
+ * A private nats-server with JetStream on `port`, keeping its store in `storeDir`, so that a test
+ * can kill it (and start it again on the same store) without any other test seeing it go.
+ */
+export function startPrivateNats(port: number, storeDir: string): Promise<ChildProcess> {
+  return new Promise<ChildProcess>((resolve, reject) => {
+    const child = spawn(NATS_BIN, ["-a", "127.0.0.1", "-p", String(port), "-js", "-sd", storeDir], { stdio: "ignore" });
+    child.once("error", reject);
+    eventually(() => portOpen(port), 10_000).then(() => resolve(child), reject);
+  });
 }
