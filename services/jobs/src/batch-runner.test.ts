@@ -244,7 +244,12 @@ describe("when a batch runs", () => {
   it("then an output of more than a thousand lines is written in parts of a thousand, which read back as one file in order", async () => {
     const batch = await newBatch(Array.from({ length: 2_500 }, (_, i) => chat(`p${i}`, `part ${i}`)));
     const runner = runnerWith(admitAll);
-    const done = await until(runner, batch.id, ["completed"], completeAll((line) => JSON.stringify({ line })));
+    const done = await until(
+      runner,
+      batch.id,
+      ["completed"],
+      completeAll((line) => JSON.stringify({ line })),
+    );
     const parts = await files.parts(done.output_file_id!);
     expect(parts.map((p) => p.part)).toEqual([0, 1, 2]);
     const file = (await files.read(done.output_file_id!, identity.workspace_id))!;
