@@ -62,7 +62,13 @@ export function mountAdmissions(app: Express, deps: AdmissionDeps): void {
       if (!parsed.success) throw fromZodError(parsed.error);
       const ask = parsed.data;
       if (ask.workspace_id !== claimed.workspace_id) throw new GatewayError("unauthenticated_internal", "The signature is for another workspace");
-      res.json(await admit(deps, ask));
+      const answer = await admit(deps, ask);
+      // A caller gone before the answer reached it (its time-out, a reset) will not run these lines:
+      // what was reserved for them is given back, as for a call refused at the door.
+      res.once("close", () => {
+        if (!res.writableFinished) giveBack(deps, answer);
+      });
+      res.json(answer);
     },
   );
 }
@@ -130,6 +136,16 @@ async function admitLine(
       ...(hold ? { budget: hold } : {}),
     },
   };
+}
+
+/** Returns every reservation an answer made: its lines will not run. */
+function giveBack(deps: AdmissionDeps, answer: AdmissionAnswer): void {
+  for (const line of answer.lines) {
+    if (line.kind !== "admitted" || !line.ticket) continue;
+    const { ticket } = line;
+    if (ticket.tokens > 0) deps.rateLimits.settle({ workspaceId: ticket.workspace_id, keyId: ticket.key_id, bucket: ticket.bucket, tokens: ticket.tokens }, 0);
+    if (ticket.budget) deps.budgets?.settle(ticket.budget, ticket.workspace_id, ticket.key_id, { kind: "failed" });
+  }
 }
 
 /** Why the batch's key can run nothing now, as the door would refuse its calls. */
