@@ -94,6 +94,16 @@ describe("when a job is read", () => {
     expect(await store.read(job.id, "embeddings", "ws_a", "key_a")).toBeDefined();
     expect(await store.read(job.id, "embeddings", "ws_a", "key_b")).toBeUndefined();
   });
+
+  it("then a poll reads only what its answer is made of, never the request, identity or credentials, and only for its workspace", async () => {
+    const job = await created({ request: { format: "json", body: { model: "m", input: "x".repeat(100_000) } } });
+    await store.apply(event(job.id, "completed", 1, { result: { ok: true } }));
+    const polled = await store.poll(job.id, "embeddings", "ws_a");
+    expect(Object.keys(polled ?? {}).sort()).toEqual(["attempts", "completed_at", "created_at", "error", "id", "result", "result_bytes", "status"]);
+    expect(polled).toMatchObject({ id: job.id, status: "completed", result: { ok: true }, error: null, result_bytes: null, attempts: 1 });
+    expect(await store.poll(job.id, "embeddings", "ws_b")).toBeUndefined();
+    expect(await store.poll(job.id, "embeddings", "ws_a", "key_b")).toBeUndefined();
+  });
 });
 
 describe("when an idempotency key is reused", () => {

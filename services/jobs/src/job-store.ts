@@ -30,6 +30,9 @@ export interface JobRow {
   completed_at: Date | null;
 }
 
+/** What a poll answers from, and no more: a job's request (up to the body limit) is never read for it. */
+export type PolledJob = Pick<JobRow, "id" | "status" | "created_at" | "completed_at" | "result" | "error" | "result_bytes" | "attempts">;
+
 /** A job as it finished: what its usage record needs. `request` is the stored request text. */
 export interface FinishedJob {
   workspace_id: string;
@@ -199,6 +202,26 @@ export class JobStore {
       params,
     );
     return result.rows[0] && fromStored(result.rows[0]);
+  }
+
+  /**
+   * A job as a poll answers it, for its workspace (and, for research, its key): only the columns the
+   * answer is made of, so a poll never reads the job's request, identity or credentials.
+   */
+  async poll(id: string, route: string, workspaceId: string, keyId?: string): Promise<PolledJob | undefined> {
+    const params = [id, route, workspaceId, ...(keyId ? [keyId] : [])];
+    const result = await this.db.query<Omit<PolledJob, "result" | "error"> & { result: string | null; error: string | null }>(
+      `SELECT id, status, created_at, completed_at, result, error, result_bytes, attempts FROM jobs.jobs
+       WHERE id = $1 AND route = $2 AND workspace_id = $3 ${keyId ? "AND key_id = $4" : ""}`,
+      params,
+    );
+    const row = result.rows[0];
+    if (!row) return undefined;
+    return {
+      ...row,
+      result: row.result === null ? null : (JSON.parse(row.result) as unknown),
+      error: row.error === null ? null : (JSON.parse(row.error) as unknown),
+    };
   }
 
   /** Notes that an attempt's work is on the bus; concurrent notes share one UPDATE. */

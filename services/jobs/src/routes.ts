@@ -17,7 +17,7 @@ import { jsonBody, readTranscriptionForm, refuseCredentials, routeLabel, writeOr
 import { asyncModelRoutes, researchRoute, type AsyncModelRoute } from "./async-routes";
 import type { Dispatcher } from "./dispatcher";
 import type { JobCredentials } from "./job-credentials";
-import type { JobRow, JobStore, NewJob } from "./job-store";
+import type { JobRow, JobStore, NewJob, PolledJob } from "./job-store";
 
 export interface JobRoutesDeps {
   store: JobStore;
@@ -70,7 +70,7 @@ export function mountJobRoutes(app: Express, deps: JobRoutesDeps): void {
     const id = segments.pop() ?? "";
     const route = segments.join("/");
     if (!asyncModelRoutes[route] || !id.startsWith("job_")) throw unknownAsyncRoute(req);
-    const job = await deps.store.read(id, route, (res.locals.identity as Identity).workspace_id);
+    const job = await deps.store.poll(id, route, (res.locals.identity as Identity).workspace_id);
     if (!job) throw jobNotFound(id);
     setPollHeader(res, job);
     const answer = AsyncJob.parse(asyncAnswer(job));
@@ -123,7 +123,7 @@ export function mountJobRoutes(app: Express, deps: JobRoutesDeps): void {
     const identity = res.locals.identity as Identity;
     const id = String(req.params.jobId);
     // Bound to the key that created it: another key, even of the same workspace, gets the same 404.
-    const job = await deps.store.read(id, researchRoute, identity.workspace_id, identity.key_id);
+    const job = await deps.store.poll(id, researchRoute, identity.workspace_id, identity.key_id);
     if (!job) throw jobNotFound(id);
     setPollHeader(res, job);
     const answer = researchAnswer(job);
@@ -135,7 +135,7 @@ export function mountJobRoutes(app: Express, deps: JobRoutesDeps): void {
  * A finished job whose result is stored apart: the answer's JSON with the result's JSON text spliced
  * in, read from Postgres a slice at a time and written as the client takes it.
  */
-async function sendStoredResult(res: Response, store: JobStore, job: JobRow, answer: AsyncJob): Promise<void> {
+async function sendStoredResult(res: Response, store: JobStore, job: PolledJob, answer: AsyncJob): Promise<void> {
   const total = job.result_bytes ?? 0;
   const head = JSON.stringify(answer);
   const prefix = `${head.slice(0, -1)},"result":`;
@@ -293,7 +293,7 @@ function unixSeconds(date: Date | null): number | undefined {
   return date ? Math.floor(date.getTime() / 1000) : undefined;
 }
 
-function asyncAnswer(job: JobRow): AsyncJob {
+function asyncAnswer(job: PolledJob): AsyncJob {
   return {
     id: job.id,
     status: job.status,
@@ -312,7 +312,7 @@ export function pollDelaySeconds(ageMs: number): number {
   return Math.min(30, Math.max(2, Math.ceil(ageMs / 10_000)));
 }
 
-function setPollHeader(res: Response, job: JobRow): void {
+function setPollHeader(res: Response, job: PolledJob): void {
   if (finishedJobStatuses.includes(job.status)) return;
   res.setHeader("retry-after", String(pollDelaySeconds(Date.now() - job.created_at.getTime())));
 }
@@ -325,13 +325,13 @@ function researchStatus(status: string): string {
 }
 
 /** Whole seconds: Tavily's schema types `response_time` as an integer, which any client can read. */
-function responseTime(job: JobRow): number {
+function responseTime(job: PolledJob): number {
   const end = job.completed_at ?? new Date();
   return Math.round((end.getTime() - job.created_at.getTime()) / 1000);
 }
 
 /** Tavily's research shape, with our job id in both `id` and `request_id`. */
-function researchAnswer(job: JobRow): Record<string, unknown> {
+function researchAnswer(job: PolledJob): Record<string, unknown> {
   const ids = { id: job.id, request_id: job.id };
   const status = researchStatus(job.status);
   if (status === "completed") {
