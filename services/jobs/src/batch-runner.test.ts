@@ -4,7 +4,7 @@ import { GatewayConfig } from "@gw/config";
 import type { AdmissionAnswer, AdmissionRequest, Identity, JobWork, TokenSettlement } from "@gw/contracts";
 import { createPgliteDb, runMigrations, type Db } from "@gw/db";
 import { createLogger } from "@gw/logger";
-import { Catalog } from "@gw/service-kit";
+import { Catalog, CredentialsReader, credentialsTransitPurpose, Sealer } from "@gw/service-kit";
 import { type Admit, BatchRunner, parseBatchInput } from "./batch-runner";
 import { BatchStore } from "./batch-store";
 import { Dispatcher } from "./dispatcher";
@@ -54,8 +54,9 @@ afterAll(async () => {
   await db?.close();
 });
 
-const runnerWith = (admit: Admit) => {
-  const credentials = new JobCredentials(undefined, "s".repeat(32));
+const SECRET = "s".repeat(32);
+const runnerWith = (admit: Admit, masterKey?: string) => {
+  const credentials = new JobCredentials(masterKey, SECRET);
   const dispatcher = new Dispatcher(jobs, bus, timings, logger, credentials);
   return new BatchRunner({ batches, files, jobs, dispatcher, catalog: new Catalog(gateway), credentials, admit, bus, logger });
 };
@@ -261,6 +262,43 @@ describe("when a batch runs", () => {
     // A slice across the end of a part is that part's bytes only.
     const first = await files.slice(done.output_file_id!, 0, parts[0]!.bytes - 10, 100);
     expect(first?.length).toBe(10);
+  });
+
+  it("then an enterprise workspace's own credentials, as ingress hands them over, run its lines sealed at rest, or refuse them without a master key", async () => {
+    const header = new Sealer(SECRET, credentialsTransitPurpose).seal(JSON.stringify({ openai: "sk-byok-batch" }), identity.workspace_id);
+    const admitWithCredentials: Admit = async (ask) => ({ ...(await admitAll(ask)), credentials: header });
+    const kept = await newBatch([chat("byok", "mine")]);
+    const keeping = runnerWith(admitWithCredentials, "batch-runner-test-master-key-0123456789");
+    await keeping.tick();
+    await keeping.tick();
+    const [job] = await lineJobs(kept.id);
+    const stored = (await db.query<{ credentials: Record<string, { sealed?: string }> }>("SELECT credentials FROM jobs.jobs WHERE id = $1", [job!.id]))
+      .rows[0]!;
+    expect(stored.credentials.openai?.sealed).toEqual(expect.any(String));
+    expect(JSON.stringify(stored.credentials)).not.toContain("sk-byok-batch");
+    // Its work carries them sealed for transit, as any job's: they open to the workspace's key.
+    await expect.poll(() => works.some((w) => w.job_id === job!.id)).toBe(true);
+    const sent = works.find((w) => w.job_id === job!.id)!;
+    expect(new CredentialsReader(SECRET).read(sent.credentials, identity.workspace_id)).toEqual({ openai: "sk-byok-batch" });
+    await until(
+      keeping,
+      kept.id,
+      ["completed"],
+      completeAll(() => "{}"),
+    );
+
+    const refused = await newBatch([chat("byok-2", "mine")]);
+    const before = settlements.length;
+    const done = await until(runnerWith(admitWithCredentials), refused.id, ["completed"]);
+    expect(done.request_counts).toEqual({ total: 1, completed: 0, failed: 1 });
+    const [line] = (await files.content(done.error_file_id!, identity.workspace_id))!
+      .toString("utf8")
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l) as { response: { status_code: number; body: { error: { code: string } } } });
+    expect(line?.response).toMatchObject({ status_code: 503, body: { error: { code: "provider_not_configured" } } });
+    // What ingress reserved for the line is given back.
+    await expect.poll(() => settlements.length - before).toBe(1);
   });
 
   it("then a line with a result Postgres cannot read as json, and a result stored apart, still reach the output file byte for byte", async () => {
