@@ -74,7 +74,8 @@ export type CancelOutcome = { kind: "ok"; batch: BatchRow } | { kind: "finished"
 
 /** The statuses in which a batch still has work for the runner. */
 const ACTIVE: BatchStatus[] = ["validating", "in_progress", "finalizing", "cancelling"];
-const ACTIVE_SQL = `status IN ('${ACTIVE.join("', '")}')`;
+/** A batch that is not over, as SQL on its `status` column. */
+export const ACTIVE_SQL = `status IN ('${ACTIVE.join("', '")}')`;
 const OPEN_JOB = `status NOT IN ('${finishedJobStatuses.join("', '")}')`;
 /** How long a runner holds a batch before another jobs replica may take it (renewed every step). */
 export const BATCH_LEASE_MS = 10_000;

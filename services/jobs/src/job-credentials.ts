@@ -86,12 +86,10 @@ export class JobCredentials {
    */
   fromTransit(workspaceId: string, header: string): StoredCredentials | undefined {
     if (!this.atRest) return undefined;
-    let opened: Record<string, string> | undefined;
     try {
-      opened = this.reader.read(header, workspaceId);
+      return this.sealHeader(workspaceId, header);
     } catch {
       return undefined;
     }
-    return opened ? this.seal(workspaceId, opened) : undefined;
   }
 }

@@ -2,6 +2,7 @@ import type { Identity, JobEvent, JobRequest, TokenTicket } from "@gw/contracts"
 import { finishedJobStatuses, jobStatuses } from "@gw/contracts";
 import type { CredentialChanged } from "@gw/contracts";
 import type { Db, Queryable } from "@gw/db";
+import { ACTIVE_SQL as ACTIVE_BATCH } from "./batch-store";
 import { GroupCommit } from "./group-commit";
 import type { StoredCredentials } from "./job-credentials";
 
@@ -413,7 +414,7 @@ export class JobStore {
       `DELETE FROM jobs.jobs WHERE id IN (
          SELECT j.id FROM jobs.jobs j WHERE j.completed_at < now() - $1 * interval '1 millisecond'
            AND (j.batch_id IS NULL OR NOT EXISTS (
-             SELECT 1 FROM jobs.batches b WHERE b.id = j.batch_id AND b.status IN ('validating', 'in_progress', 'finalizing', 'cancelling')))
+             SELECT 1 FROM jobs.batches b WHERE b.id = j.batch_id AND b.${ACTIVE_BATCH}))
          LIMIT $2)`,
       [retentionMs, limit],
     );
