@@ -21,7 +21,16 @@ export const unitOf: Record<PricedItem, { unit: PricedUnit; per: bigint }> = {
 
 /** True when the request reported nothing at all: no token count and no unit (a refusal). */
 export function isEmptyUsage(usage: TokenUsage, units: UsageUnits): boolean {
-  return Object.values(usage).every((v) => v === undefined) && Object.values(units).every((v) => v === undefined);
+  for (const name in usage) if (usage[name as keyof TokenUsage] !== undefined) return false;
+  for (const name in units) if (units[name as keyof UsageUnits] !== undefined) return false;
+  return true;
+}
+
+function checkCounts(counts: Readonly<Record<string, number | undefined>>): void {
+  for (const name in counts) {
+    const value = counts[name];
+    if (value !== undefined && !(Number.isFinite(value) && value >= 0)) throw new RangeError(`${name} is not a finite non-negative number: ${value}`);
+  }
 }
 
 /**
@@ -32,9 +41,8 @@ export function isEmptyUsage(usage: TokenUsage, units: UsageUnits): boolean {
  * non-negative number (the contracts' schemas refuse those; a caller that skipped them gets no guess).
  */
 export function billedQuantities(usage: TokenUsage, units: UsageUnits): Record<PricedItem, number> {
-  for (const [name, value] of [...Object.entries(usage), ...Object.entries(units)]) {
-    if (value !== undefined && !(Number.isFinite(value) && value >= 0)) throw new RangeError(`${name} is not a finite non-negative number: ${value}`);
-  }
+  checkCounts(usage);
+  checkCounts(units);
   const cached = usage.cached_input_tokens ?? 0;
   const cacheWrite = usage.cache_write_tokens ?? 0;
   return {
@@ -58,6 +66,19 @@ function rateFor(rates: Rates, item: PricedItem): bigint | undefined {
   return item === "cached_input_tokens" || item === "cache_write_tokens" ? rates.input_tokens : undefined;
 }
 
+// A sheet's few rates are written out once each, not once per line billed.
+const rateTexts = new Map<bigint, string>();
+
+function unitPriceText(price: bigint): string {
+  let text = rateTexts.get(price);
+  if (text === undefined) {
+    text = formatUsd(price);
+    if (rateTexts.size >= 10_000) rateTexts.clear();
+    rateTexts.set(price, text);
+  }
+  return text;
+}
+
 /**
  * Bills a request: one line per item with a non-zero quantity and a price, each amount rounded half
  * up to the picodollar once, and the cost the exact sum of the lines.
@@ -70,12 +91,14 @@ export function bill(rates: Rates, usage: TokenUsage, units: UsageUnits): { cost
     const quantity = quantities[item];
     const price = quantity === 0 ? undefined : rateFor(rates, item);
     if (price === undefined) continue;
-    const exact = parseDecimal(quantity);
+    // A whole count (tokens, images, pages: nearly every line) is its own digits; only a fraction
+    // (audio seconds) goes through the decimal reader.
+    const exact = Number.isSafeInteger(quantity) ? { digits: BigInt(quantity), scale: 0 } : parseDecimal(quantity);
     if (exact.digits === 0n) continue;
     const { unit, per } = unitOf[item];
-    const amount = divRoundHalfUp(exact.digits * price, per * 10n ** BigInt(exact.scale));
+    const amount = divRoundHalfUp(exact.digits * price, exact.scale === 0 ? per : per * 10n ** BigInt(exact.scale));
     cost += amount;
-    lines.push({ item, units: quantity, unit, unit_price_usd: formatUsd(price), amount_usd: formatUsd(amount) });
+    lines.push({ item, units: quantity, unit, unit_price_usd: unitPriceText(price), amount_usd: formatUsd(amount) });
   }
   return { cost, lines };
 }
