@@ -354,6 +354,61 @@ export function describeLedger(label: string, open: () => Promise<OpenedLedgerDb
       });
     });
 
+    describe("when a record has every field", () => {
+      it("then each column holds its own value", async () => {
+        const ws = freshWorkspace();
+        const r = record({
+          workspace_id: ws,
+          started_at: JAN(6, 7),
+          duration_ms: 1234.567,
+          key_id: "key_every",
+          route: "/v1/async/{route}/{job_id}",
+          model: "gpt-test",
+          status: 429,
+          error_type: "rate_limit_error",
+          stream: true,
+          job_id: "job_every",
+          outcome: {
+            provider: "openai",
+            upstream_model: "gpt-4o-2024",
+            attempts: 3,
+            upstream_ms: 987.5,
+            ttft_ms: 12.25,
+            usage: { input_tokens: 11, output_tokens: 22, cached_input_tokens: 3, cache_write_tokens: 4, reasoning_tokens: 5 },
+            units: { images: 2, audio_seconds: 1.5 },
+          },
+        });
+        await ingest([r]);
+        expect(await ledger.json(`/v1/logs/${r.request_id}`)).toEqual({
+          request_id: r.request_id,
+          started_at: new Date(JAN(6, 7)).toISOString(),
+          workspace_id: ws,
+          key_id: "key_every",
+          route: "/v1/async/{route}/{job_id}",
+          model: "gpt-test",
+          provider: "openai",
+          upstream_model: "gpt-4o-2024",
+          attempts: 3,
+          status: 429,
+          error_type: "rate_limit_error",
+          stream: true,
+          job_id: "job_every",
+          duration_ms: 1234.567,
+          ttft_ms: 12.25,
+          upstream_ms: 987.5,
+          input_tokens: 11,
+          output_tokens: 22,
+          cached_input_tokens: 3,
+          cache_write_tokens: 4,
+          reasoning_tokens: 5,
+          units: { images: 2, audio_seconds: 1.5 },
+          // 4 uncached input tokens at 2.5 USD per million, 3 cached and 4 written at the input price, 22 output at 10.
+          cost_usd: "0.0002475",
+          price_version: expect.stringMatching(/^config:[0-9a-f]{12}$/),
+        });
+      });
+    });
+
     describe("when one record is asked for by id", () => {
       it("then its workspace and the operator see it, and anyone else or an unknown id gets a 404", async () => {
         const ws = freshWorkspace();
