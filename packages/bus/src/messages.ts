@@ -140,6 +140,7 @@ export interface ResolvedConsumeOptions {
   ackWaitMs: number;
   concurrency: number;
   retryDelayMs: number;
+  pullExpiresMs: number;
 }
 
 const DURABLE = /^[A-Za-z0-9_-]{1,64}$/;
@@ -165,6 +166,7 @@ export function resolveConsumeOptions(opts: ConsumeOptions): ResolvedConsumeOpti
     ackWaitMs: positiveInt("ackWaitMs", opts.ackWaitMs, 30_000),
     concurrency: positiveInt("concurrency", opts.concurrency, 1),
     retryDelayMs,
+    pullExpiresMs: Math.max(1_000, positiveInt("pullExpiresMs", opts.pullExpiresMs, 10_000)),
   };
 }
 

@@ -201,7 +201,8 @@ describe("nats bus", { timeout: 90_000 }, () => {
       const { bus, logger, stream } = await open();
       const got: string[] = [];
       const hold = deferred();
-      await bus.consume("jobs.work.tools", { durable: "tools" }, async (m) => {
+      // A short pull: the server drops a deleted consumer's pull silently, and its expiry is when the bus notices.
+      await bus.consume("jobs.work.tools", { durable: "tools", pullExpiresMs: 1_500 }, async (m) => {
         got.push(m.job_id);
         if (m.job_id === "job_before") await hold.promise;
       });

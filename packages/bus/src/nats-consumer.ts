@@ -6,11 +6,6 @@ import { fromNatsHeaders } from "./nats-setup";
 import type { MessageSigner } from "./nats-signing";
 import type { BusLogger, Consumer, MessageMeta, WorkHandler } from "./types";
 
-/**
- * How long one pull request waits on the server. A pull is closed early on stop(), so this only
- * bounds how long a silently lost pull could stall the loop; the client re-pulls on reconnect.
- */
-const FETCH_EXPIRES_MS = 10_000;
 const MAX_BACKOFF_MS = 5_000;
 
 export interface PullLoopDeps {
@@ -127,7 +122,9 @@ export function startPullLoop<S extends WorkSubject>(deps: PullLoopDeps, opts: R
         consumer ??= await js.consumers.get(stream, consumerName);
         const batch = await consumer.fetch({
           max_messages: opts.concurrency - inFlight.size,
-          expires: FETCH_EXPIRES_MS,
+          // A pull is closed early on stop(), so this only bounds how long a silently lost pull could
+          // stall the loop; the client re-pulls on reconnect.
+          expires: opts.pullExpiresMs,
         });
         currentFetch = batch;
         if (stopping) batch.stop();

@@ -35,6 +35,12 @@ export interface ConsumeOptions {
   concurrency?: number;
   /** Delay before a message whose handler threw is delivered again. Default 1 s. */
   retryDelayMs?: number;
+  /**
+   * How long one pull waits on the NATS server (at least 1 s). The server drops the pull of a
+   * consumer deleted from under it without a word, so this is also how soon that is noticed and
+   * repaired. Default 10 s; no meaning in the in-process bus.
+   */
+  pullExpiresMs?: number;
 }
 
 export interface EnqueueOptions {
