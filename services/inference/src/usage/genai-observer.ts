@@ -87,14 +87,12 @@ function observe(genAi: GenAiMetrics, pricer: Pricer | undefined, call: EndedCal
   const provider = outcome.provider;
   const model = call.meter.requestModel;
   if (!provider || !model) return;
-  const cost = pricer?.price({
-    model,
-    provider,
-    upstream_model: outcome.upstream_model,
-    route: call.path,
-    usage: outcome.usage,
-    units: outcome.units,
-  }).cost_usd;
+  // A metric's sum, not money kept (the ledger holds the exact amounts): the float pricing budgets
+  // use, without the exact path's BigInt arithmetic and decimal strings.
+  const nanoUsd = pricer?.nano?.(
+    { model, provider, upstream_model: outcome.upstream_model, route: call.path, usage: outcome.usage, units: outcome.units },
+    "nearest",
+  );
   genAi.observeCall({
     operation: call.operation,
     provider,
@@ -103,7 +101,6 @@ function observe(genAi: GenAiMetrics, pricer: Pricer | undefined, call: EndedCal
     durationS: call.durationMs / 1000,
     ...(outcome.ttft_ms !== undefined ? { ttftS: outcome.ttft_ms / 1000 } : {}),
     ...(outcome.usage ? { usage: outcome.usage } : {}),
-    // A metric's sum, not money kept: the ledger holds the exact amounts.
-    ...(cost ? { costUsd: Number(cost) } : {}),
+    ...(nanoUsd ? { costUsd: nanoUsd / 1e9 } : {}),
   });
 }
