@@ -15,10 +15,12 @@ import { createIngressService, type IngressService } from "./service";
  */
 const adminToken = "door-test-admin-token-0123456789";
 const logger = createLogger({ service: "door-test", level: "silent" });
+// Limits no test here reaches: a 1 MiB body reserves about 260,000 tokens, and a test that polls with
+// such bodies on a slow machine must meet the door's refusal, not the rate limit.
 const plans: PlanLimitsTable = {
-  plus: { requests_per_minute: 100_000, tokens_per_minute: 10_000_000 },
-  pro: { requests_per_minute: 100_000, tokens_per_minute: 10_000_000 },
-  enterprise: { requests_per_minute: 100_000, tokens_per_minute: 10_000_000 },
+  plus: { requests_per_minute: 100_000, tokens_per_minute: 1_000_000_000 },
+  pro: { requests_per_minute: 100_000, tokens_per_minute: 1_000_000_000 },
+  enterprise: { requests_per_minute: 100_000, tokens_per_minute: 1_000_000_000 },
 };
 const MiB = 1024 * 1024;
 
