@@ -1,7 +1,8 @@
 /**
  * `pnpm build`: each service's entry points bundled with esbuild into services/<name>/dist/, the
  * JavaScript the images run (`node --enable-source-maps services/<name>/dist/main.js`). Development
- * and the tests keep running the TypeScript sources through tsx; this is only what ships.
+ * and `pnpm start` run the TypeScript sources through tsx; the end-to-end tests' meshes run these
+ * bundles, as the images do (test/e2e/bundles.ts builds them when their sources have changed).
  *
  * Decisions, each for a reason:
  * - ESM, one file per entry point plus the code its entries share (a chunk beside them in dist/:

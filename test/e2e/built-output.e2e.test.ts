@@ -7,7 +7,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { repoRoot } from "@gw/config";
 import { assertOpenAI, createTestDatabase, freePort, startOpenAIUpstream, type UpstreamEmulator } from "@gw/testkit";
 import { imageCommand, layOutImage } from "../../deploy/test/dockerfile-image";
-import { buildServices, type BuiltFile } from "../../scripts/build";
+import type { BuiltFile } from "../../scripts/build";
+import { ensureBundles } from "./bundles";
 import { signInOperator } from "./console-client";
 import { adminClient, eventually, startTestMesh, type RunningMesh } from "./harness";
 
@@ -54,9 +55,10 @@ let built: BuiltFile[];
 let upstream: UpstreamEmulator;
 
 beforeAll(async () => {
-  // As deploy/Dockerfile's build stage: the console's web app (which its image holds), then the bundles.
+  // As deploy/Dockerfile's build stage: the console's web app (which its image holds), then the bundles
+  // (built once for every test file's meshes, under a lock: never rebuilt while one may be starting).
   execFileSync("pnpm", ["--filter", "@gw/console-web", "build"], { cwd: root, stdio: ["ignore", "pipe", "pipe"] });
-  built = await buildServices();
+  built = await ensureBundles();
   app = mkdtempSync(join(tmpdir(), "gw-images-"));
   for (const name of meshImages) layOutImage(name, app);
   upstream = await startOpenAIUpstream({ apiKey: UPSTREAM_KEY });

@@ -8,6 +8,7 @@ import { removeNatsNamespace } from "@gw/bus";
 import { repoRoot } from "@gw/config";
 import { createTestDatabase, freePort, testNatsUrl, testRedisUrl, uniqueNamespace, uniquePrefix, type TestDatabase } from "@gw/testkit";
 import { spawnMesh, waitForMesh, type Mesh, type MeshPorts, type MeshServiceName } from "../../services/embedded/src/mesh-processes";
+import { ensureBundles } from "./bundles";
 
 export interface RunningMesh {
   mesh: Mesh;
@@ -37,7 +38,10 @@ export async function startTestMesh(
     serviceEnv?: Partial<Record<MeshServiceName, Record<string, string>>>;
     /** Another checkout whose services to start instead of this repository's (spawnMesh's `root`). */
     root?: string;
-    /** Start the services' bundles from `pnpm build` rather than their sources (spawnMesh's `built`). */
+    /**
+     * Start the services' bundles (`pnpm build`) rather than their sources (spawnMesh's `built`). Default:
+     * this checkout's bundles, built when stale; another checkout's (`root`) sources.
+     */
     built?: boolean;
   } = {},
 ): Promise<RunningMesh> {
@@ -72,7 +76,10 @@ export async function startTestMesh(
     LOG_LEVEL: "warn",
     ...extraEnv,
   };
-  const mesh = spawnMesh({ ports, stdio: "pipe", env, serviceEnv: options.serviceEnv, root: options.root, built: options.built });
+  // This checkout's services run from their bundles, as the images run them (see bundles.ts).
+  const built = options.built ?? options.root === undefined;
+  if (built && options.root === undefined) await ensureBundles();
+  const mesh = spawnMesh({ ports, stdio: "pipe", env, serviceEnv: options.serviceEnv, root: options.root, built });
   let log = "";
   const capture = (name: string, child: import("node:child_process").ChildProcess) => {
     child.stdout?.on("data", (d: Buffer) => (log += `[${name}] ${d.toString()}`));
@@ -156,7 +163,8 @@ export interface IngressReplica {
 /** A second ingress process in front of the same mesh: same database, Redis, NATS and backends. */
 export async function startIngressReplica(gw: RunningMesh, extraEnv: Record<string, string> = {}): Promise<IngressReplica> {
   const [port, adminPort] = [await freePort(), await freePort()];
-  const child = spawn(process.execPath, ["--import", "tsx", join(repoRoot(), "services", "ingress", "src", "main.ts")], {
+  await ensureBundles();
+  const child = spawn(process.execPath, ["--enable-source-maps", join(repoRoot(), "services", "ingress", "dist", "main.js")], {
     cwd: repoRoot(),
     env: {
       ...gw.env,
