@@ -36,8 +36,8 @@ export async function startTracing(options: StartTracingOptions): Promise<Tracin
   if (options.logger) diag.setLogger(diagLogger(options.logger), DiagLogLevel.WARN);
   const provider = await createProvider(settings, options.serviceName);
   const [{ AsyncLocalStorageContextManager }, { W3CTraceContextPropagator }] = await Promise.all([
-    import("@opentelemetry/context-async-hooks"),
-    import("@opentelemetry/core"),
+    import("@opentelemetry/context-async-hooks").then(commonJs),
+    import("@opentelemetry/core").then(commonJs),
   ]);
   // A second start in one process would leave the first provider's spans nowhere: refused.
   if (!trace.setGlobalTracerProvider(provider)) {
@@ -67,6 +67,15 @@ export async function startTracing(options: StartTracingOptions): Promise<Tracin
   };
 }
 
+/**
+ * A module's exports however it was loaded. Node gives a CommonJS module's named exports and its
+ * `module.exports` as `default`; in the services' bundles (scripts/build.ts), a CommonJS module
+ * imported on demand becomes a chunk whose only export is `default`. The SDK's packages are CommonJS.
+ */
+function commonJs<T extends object>(namespace: T): T {
+  return (namespace as { default?: T }).default ?? namespace;
+}
+
 /** The SDK's modules are loaded here only, so a process that does not trace never pays for them. */
 async function createProvider(settings: TracingSettings, serviceName: string) {
   const [
@@ -75,10 +84,10 @@ async function createProvider(settings: TracingSettings, serviceName: string) {
     { defaultResource, detectResources, envDetector, resourceFromAttributes },
     semconv,
   ] = await Promise.all([
-    import("@opentelemetry/sdk-trace-base"),
-    import("@opentelemetry/exporter-trace-otlp-http"),
-    import("@opentelemetry/resources"),
-    import("@opentelemetry/semantic-conventions"),
+    import("@opentelemetry/sdk-trace-base").then(commonJs),
+    import("@opentelemetry/exporter-trace-otlp-http").then(commonJs),
+    import("@opentelemetry/resources").then(commonJs),
+    import("@opentelemetry/semantic-conventions").then(commonJs),
   ]);
   const exporter = new OTLPTraceExporter({ url: settings.url, ...(settings.headers ? { headers: settings.headers } : {}) });
   const resource = defaultResource()
