@@ -82,9 +82,12 @@ const COLUMNS = `id, workspace_id, key_id, route, request, identity, credentials
 type StoredRow = Omit<JobRow, "request" | "result" | "error"> & { request: string; result: string | null; error: string | null };
 
 function fromStored<R extends StoredRow>(row: R): Omit<R, "request" | "result" | "error"> & Pick<JobRow, "request" | "result" | "error"> {
+  return { ...row, request: JSON.parse(row.request) as JobRequest, ...answerOf(row) };
+}
+
+/** A job's result and error, read from their JSON text. */
+function answerOf(row: { result: string | null; error: string | null }): Pick<JobRow, "result" | "error"> {
   return {
-    ...row,
-    request: JSON.parse(row.request) as JobRequest,
     result: row.result === null ? null : (JSON.parse(row.result) as unknown),
     error: row.error === null ? null : (JSON.parse(row.error) as unknown),
   };
@@ -197,12 +200,8 @@ export class JobStore {
 
   /** A job as its workspace (and, for research, its key) may see it; undefined for anyone else. */
   async read(id: string, route: string, workspaceId: string, keyId?: string): Promise<JobRow | undefined> {
-    const params = [id, route, workspaceId, ...(keyId ? [keyId] : [])];
-    const result = await this.db.query<StoredRow>(
-      `SELECT ${COLUMNS} FROM jobs.jobs WHERE id = $1 AND route = $2 AND workspace_id = $3 ${keyId ? "AND key_id = $4" : ""}`,
-      params,
-    );
-    return result.rows[0] && fromStored(result.rows[0]);
+    const row = await this.find<StoredRow>(COLUMNS, id, route, workspaceId, keyId);
+    return row && fromStored(row);
   }
 
   /**
@@ -210,19 +209,19 @@ export class JobStore {
    * answer is made of, so a poll never reads the job's request, identity or credentials.
    */
   async poll(id: string, route: string, workspaceId: string, keyId?: string): Promise<PolledJob | undefined> {
+    type Stored = Omit<PolledJob, "result" | "error"> & { result: string | null; error: string | null };
+    const row = await this.find<Stored>("id, status, created_at, completed_at, result, error, result_bytes, attempts", id, route, workspaceId, keyId);
+    return row && { ...row, ...answerOf(row) };
+  }
+
+  /** One job's `columns`, if it is the workspace's (and, given a key, that key's). */
+  private async find<R extends object>(columns: string, id: string, route: string, workspaceId: string, keyId?: string): Promise<R | undefined> {
     const params = [id, route, workspaceId, ...(keyId ? [keyId] : [])];
-    const result = await this.db.query<Omit<PolledJob, "result" | "error"> & { result: string | null; error: string | null }>(
-      `SELECT id, status, created_at, completed_at, result, error, result_bytes, attempts FROM jobs.jobs
-       WHERE id = $1 AND route = $2 AND workspace_id = $3 ${keyId ? "AND key_id = $4" : ""}`,
+    const result = await this.db.query<R>(
+      `SELECT ${columns} FROM jobs.jobs WHERE id = $1 AND route = $2 AND workspace_id = $3 ${keyId ? "AND key_id = $4" : ""}`,
       params,
     );
-    const row = result.rows[0];
-    if (!row) return undefined;
-    return {
-      ...row,
-      result: row.result === null ? null : (JSON.parse(row.result) as unknown),
-      error: row.error === null ? null : (JSON.parse(row.error) as unknown),
-    };
+    return result.rows[0];
   }
 
   /** Notes that an attempt's work is on the bus; concurrent notes share one UPDATE. */
