@@ -71,7 +71,8 @@ const FIELDS = [
   "lines",
 ] as const;
 const at = (field: (typeof FIELDS)[number]): number => FIELDS.indexOf(field);
-const text = (field: (typeof FIELDS)[number], type = "text"): string => `(e->>${at(field)})::${type} AS ${field}`;
+/** A record's value at its position, as the column type. */
+const cast = (field: (typeof FIELDS)[number], type = "text"): string => `(e->>${at(field)})::${type} AS ${field}`;
 
 /**
  * One statement per batch, whatever its size: one round trip, and atomic without BEGIN and COMMIT.
@@ -85,13 +86,13 @@ const text = (field: (typeof FIELDS)[number], type = "text"): string => `(e->>${
 const WRITE_BATCH = `
 WITH src AS (
   -- started_at comes as epoch milliseconds: interval arithmetic is in whole microseconds, so exact.
-  SELECT t.i, ${text("request_id")}, timestamptz 'epoch' + (e->>${at("started_at")})::int8 * interval '1 millisecond' AS started_at,
-    ${text("workspace_id")}, ${text("key_id")}, ${text("route")}, ${text("model")}, ${text("provider")}, ${text("upstream_model")},
-    ${text("attempts", "int4")}, ${text("status", "int2")}, ${text("error_type")}, ${text("stream", "bool")}, ${text("job_id")},
-    ${text("duration_ms", "float8")}, ${text("ttft_ms", "float8")}, ${text("upstream_ms", "float8")}, ${text("input_tokens", "int8")},
-    ${text("output_tokens", "int8")}, ${text("cached_input_tokens", "int8")}, ${text("cache_write_tokens", "int8")},
-    ${text("reasoning_tokens", "int8")}, nullif(nullif(e->${at("units")}, 'null'), '{}') AS units, ${text("cost_usd", "numeric")},
-    ${text("price_version")}, ${text("bucket", "int2")}, ${text("kind")}, ${text("name")}, e->${at("lines")} AS lines
+  SELECT t.i, ${cast("request_id")}, timestamptz 'epoch' + (e->>${at("started_at")})::int8 * interval '1 millisecond' AS started_at,
+    ${cast("workspace_id")}, ${cast("key_id")}, ${cast("route")}, ${cast("model")}, ${cast("provider")}, ${cast("upstream_model")},
+    ${cast("attempts", "int4")}, ${cast("status", "int2")}, ${cast("error_type")}, ${cast("stream", "bool")}, ${cast("job_id")},
+    ${cast("duration_ms", "float8")}, ${cast("ttft_ms", "float8")}, ${cast("upstream_ms", "float8")}, ${cast("input_tokens", "int8")},
+    ${cast("output_tokens", "int8")}, ${cast("cached_input_tokens", "int8")}, ${cast("cache_write_tokens", "int8")},
+    ${cast("reasoning_tokens", "int8")}, nullif(nullif(e->${at("units")}, 'null'), '{}') AS units, ${cast("cost_usd", "numeric")},
+    ${cast("price_version")}, ${cast("bucket", "int2")}, ${cast("kind")}, ${cast("name")}, e->${at("lines")} AS lines
   FROM jsonb_array_elements($1::jsonb) WITH ORDINALITY AS t(e, i)
 ), ins AS (
   INSERT INTO usage.records (${RECORD_COLUMNS})
