@@ -2,23 +2,35 @@ import { createServer } from "node:net";
 
 /** Below Linux's default ephemeral range (32768–60999), which outgoing connections draw from. */
 const PORT_RANGE = { first: 20_000, last: 32_000 } as const;
-const handedOut = new Set<number>();
+const SLICE = 1_000;
+const SLICES = Math.floor((PORT_RANGE.last - PORT_RANGE.first) / SLICE);
+
+/**
+ * Test files run in several worker processes at once, and a port checked free by one can be checked
+ * free by another before either listens on it. So each worker draws from its own slice of the range
+ * (vitest numbers its workers 1…maxWorkers; other processes use their pid), in order from a random
+ * start, which hands a port out again only after the whole slice has been.
+ */
+export function portSlice(slot: number): { first: number; last: number } {
+  const first = PORT_RANGE.first + (slot % SLICES) * SLICE;
+  return { first, last: first + SLICE - 1 };
+}
+
+const slot = Number(process.env.VITEST_POOL_ID);
+const sliceStart = portSlice(Number.isInteger(slot) ? slot : process.pid).first;
+let cursor = Math.floor(Math.random() * SLICE);
 
 /**
  * A port for a process that will listen on it later. An ephemeral port (listen on 0) can be taken in
  * between as the local end of any outgoing connection (to Postgres, Redis, NATS), which fails the
- * service's listen with EADDRINUSE; so the port is drawn at random from below that range, and
- * checked free by binding it.
+ * service's listen with EADDRINUSE; so the port comes from below that range, checked free by binding it.
  */
 export async function freePort(): Promise<number> {
   for (let tries = 0; tries < 50; tries++) {
-    const port = PORT_RANGE.first + Math.floor(Math.random() * (PORT_RANGE.last - PORT_RANGE.first));
-    if (handedOut.has(port)) continue;
-    handedOut.add(port); // before the check, so concurrent callers never pick the same one
+    const port = sliceStart + (cursor++ % SLICE); // taken before the check, so concurrent callers never share one
     if (await canListen(port)) return port;
-    handedOut.delete(port);
   }
-  throw new Error(`no free port between ${PORT_RANGE.first} and ${PORT_RANGE.last} after 50 tries`);
+  throw new Error(`no free port between ${sliceStart} and ${sliceStart + SLICE - 1} after 50 tries`);
 }
 
 function canListen(port: number): Promise<boolean> {
