@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import type { AxeResults, ImpactValue } from "axe-core";
-import { type Browser, type BrowserContext, chromium, type Locator, type Page } from "playwright-core";
+import { type Browser, type BrowserContext, chromium, type Locator, type Page, type Request } from "playwright-core";
 import type { WorkspaceAction } from "@gw/contracts";
 import type { ConsoleBrowser } from "../e2e/console-client";
 
@@ -62,6 +62,9 @@ export interface Expected {
 export class PageWatch {
   private problems: Problem[] = [];
   apiCalls: string[] = [];
+  /** Requests of our origin sent and not yet answered, with when each was sent. */
+  private pending = new Map<Request, number>();
+  private failed: string[] = [];
 
   constructor(
     readonly page: Page,
@@ -79,7 +82,32 @@ export class PageWatch {
     page.on("request", (request) => {
       const url = new URL(request.url());
       if (url.origin === origin && url.pathname.startsWith("/console/api/")) this.apiCalls.push(`${request.method()} ${url.pathname}`);
+      if (url.origin === origin) this.pending.set(request, Date.now());
     });
+    page.on("requestfinished", (request) => this.pending.delete(request));
+    // A navigation aborts what the page it leaves was loading: kept for the description, not a problem.
+    page.on("requestfailed", (request) => {
+      if (this.pending.delete(request)) this.failed.push(`${request.method()} ${new URL(request.url()).pathname}: ${request.failure()?.errorText}`);
+    });
+    watches.set(page, this);
+  }
+
+  /** What a failed step needs to be understood: where the page is, what it shows, what it still waits for. */
+  async describe(): Promise<string> {
+    const text = await this.page
+      .locator("body")
+      .textContent({ timeout: 2_000 })
+      .catch((err: Error) => `(no text: ${err.message})`);
+    const now = Date.now();
+    const waiting = [...this.pending].map(([r, sent]) => `${r.method()} ${new URL(r.url()).pathname} for ${now - sent} ms`);
+    return [
+      `page ${this.page.url()}`,
+      `  shows: ${(text ?? "").replace(/\s+/g, " ").slice(0, 600)}`,
+      `  waiting for: ${waiting.join(", ") || "nothing"}`,
+      `  problems: ${this.problems.map((p) => `${p.kind} ${p.text} (${p.url})`).join("; ") || "none"}`,
+      `  failed requests: ${this.failed.slice(-12).join(", ") || "none"}`,
+      `  api calls: ${this.apiCalls.slice(-12).join(", ")}`,
+    ].join("\n");
   }
 
   /** The problems since the last call, less the failed resources `expected` names. */
@@ -88,6 +116,15 @@ export class PageWatch {
     this.problems = [];
     return taken;
   }
+}
+
+const watches = new WeakMap<Page, PageWatch>();
+
+/** Every watched page of these contexts, described (for the error of a step that failed). */
+export async function describePages(contexts: BrowserContext[]): Promise<string> {
+  const parts: string[] = [];
+  for (const context of contexts) for (const page of context.pages()) parts.push(await (watches.get(page)?.describe() ?? `page ${page.url()} (not watched)`));
+  return parts.join("\n");
 }
 
 function isExpected(problem: Problem, expected: Expected[]): boolean {

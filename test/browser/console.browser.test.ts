@@ -13,6 +13,7 @@ import {
   describeViolations,
   desktop,
   type Expected,
+  describePages,
   heading,
   launchBrowser,
   PageWatch,
@@ -707,6 +708,9 @@ for (const name of targetNames) {
         await expect.poll(percentUsed, { timeout: 15_000, interval: 100 }).toBe(100);
         await shot(page, "06-budget-spent");
         expect(watch.take(), "the owner's pages").toEqual([]);
+      } catch (err) {
+        console.error(`[console browser] the flow failed; its pages:\n${await describePages(contexts)}`);
+        throw err;
       } finally {
         for (const context of contexts) await context.close();
       }
