@@ -98,6 +98,8 @@ export const BudgetHold = z.object({
   route: z.string().min(1).max(200),
   model: z.string().max(256).optional(),
   at: z.number().int(),
+  /** When the hold stops counting if it is never settled (absent: a hold from before holds had one). */
+  until: z.number().int().optional(),
   period: z.string().regex(/^\d{4}-\d{2}$/),
 });
 export type BudgetHold = z.infer<typeof BudgetHold>;

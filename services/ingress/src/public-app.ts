@@ -278,6 +278,7 @@ function budgetAsk(req: Request, res: Response, target: RouteTarget, tokens: { i
     body: json,
     uploadBytes: target.body === "multipart" && Buffer.isBuffer(req.body) ? req.body.length : 0,
     ...(tokens && target.body === "json" ? { tokens } : {}),
+    job: target.backend === "jobs",
   };
 }
 

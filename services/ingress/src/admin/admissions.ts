@@ -106,7 +106,9 @@ async function admitLine(
   const { budgets, rateLimits } = deps;
   let hold: TokenTicket["budget"];
   try {
-    hold = budgets?.applies(principal) ? await budgets.admit(principal, { route, model, tool: undefined, body, uploadBytes: 0, tokens: parts }) : undefined;
+    hold = budgets?.applies(principal)
+      ? await budgets.admit(principal, { route, model, tool: undefined, body, uploadBytes: 0, tokens: parts, job: true })
+      : undefined;
   } catch (err) {
     if (!(err instanceof GatewayError)) throw err;
     return err.code === "upstream_unavailable" ? { kind: "wait", retry_after_ms: UNAVAILABLE_WAIT_MS } : refused(err);

@@ -9,7 +9,7 @@ import { createMetrics } from "@gw/service-kit";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import type { KeyPrincipal } from "../store/identity-store";
 import { testPrincipal } from "../testing/principal";
-import { BudgetGate, type BudgetAsk } from "./budget-gate";
+import { BudgetGate, type BudgetAsk, JOB_HOLD_MS, LIVE_HOLD_MS } from "./budget-gate";
 import { MemoryBudgetStore } from "./memory-budget-store";
 import type { MonthToDate } from "./month-to-date";
 import type { BudgetStore } from "./types";
@@ -190,6 +190,29 @@ describe("BudgetGate", () => {
       { spent: 35_000_000, held: 0 },
       { spent: 35_000_000, held: 0 },
     ]);
+  });
+
+  it("when a process dies before it settles, then a live call's hold stops counting after two hours and a job's after a day", async () => {
+    let now = Date.UTC(2026, 10, 15);
+    const { gate: g } = gate({ now: () => now });
+    // Room for one hold of $0.01 at a time.
+    const p = principal({ monthly_usd: 0.015, mode: "hard" }, null);
+    const live = await g.admit(p, ask, fakeResponse());
+    expect(live).toMatchObject({ at: now, until: now + LIVE_HOLD_MS });
+    expect((await refusal(g.admit(p, ask, fakeResponse())))?.code).toBe("insufficient_quota");
+    now += LIVE_HOLD_MS - 60_000;
+    expect((await refusal(g.admit(p, ask, fakeResponse())))?.code).toBe("insufficient_quota");
+    now += 5 * 60_000;
+    const job = await g.admit(p, { ...ask, job: true }, fakeResponse());
+    expect(job).toMatchObject({ at: now, until: now + JOB_HOLD_MS });
+    now += JOB_HOLD_MS - 60_000;
+    expect((await refusal(g.admit(p, ask, fakeResponse())))?.code).toBe("insufficient_quota");
+    now += 5 * 60_000;
+    expect(await g.admit(p, ask, fakeResponse())).toMatchObject({ reserved_nano: 10_000_000 });
+    // The job's settlement arrives after all: its cost is spent, the live hold made since stays held.
+    g.settle(job!, "ws_budget", "key_budget", used(3, 4));
+    await g.flush();
+    expect((await g.status(p.workspace, [])).workspace).toMatchObject({ spent_usd: "0.007000000", held_usd: "0.010000000" });
   });
 
   it("when a model has no known price, then it holds nothing and a spent budget still refuses it", async () => {

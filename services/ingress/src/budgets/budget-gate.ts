@@ -26,6 +26,12 @@ import { costNano, nanoUsd, usdText, worstCaseNano, worstUsage } from "./worst-c
 const DAY_MS = 86_400_000;
 /** A month's counters outlive it by this much: a late settlement still finds its month. */
 const COUNTER_GRACE_MS = 35 * DAY_MS;
+/**
+ * How long a hold counts if it is never settled (docs/budgets.md): a live call's, longer than any
+ * call runs; a job's, longer than any job waits and runs (attempts of at most 10 minutes each).
+ */
+export const LIVE_HOLD_MS = 2 * 3_600_000;
+export const JOB_HOLD_MS = DAY_MS;
 const WARN_EVERY_MS = 10_000;
 /** How long a settlement waits for others of its workspace to share one script call. */
 const SETTLE_DELAY_MS = 20;
@@ -69,6 +75,8 @@ export interface BudgetAsk {
   uploadBytes: number;
   /** The rate limiter's token estimate of the body, when it made one (the same walk, not done twice). */
   tokens?: { input: number; output: number };
+  /** An async job's (or a batch line's): settled when it has run, so its hold lives longer. */
+  job?: boolean;
 }
 
 /**
@@ -133,14 +141,14 @@ export class BudgetGate {
     const scopes = this.scopesOf(principal, period.name);
     if (scopes.length === 0) return undefined;
     const worst = worstCaseNano(this.deps.pricer, this.deps.gateway, { ...ask, worst: worstUsage(ask.route, ask.body, ask.uploadBytes, ask.tokens), at }) ?? 0;
-    const ttlMs = period.to - at + COUNTER_GRACE_MS;
+    const timing = { at, ttlMs: period.to - at + COUNTER_GRACE_MS, holdUntil: at + (ask.job ? JOB_HOLD_MS : LIVE_HOLD_MS) };
     const stores = scopes.map(({ store }) => store);
     try {
-      let verdict = await this.deps.store.admit(stores, worst, undefined, ttlMs);
+      let verdict = await this.deps.store.admit(stores, worst, undefined, timing);
       if (verdict.kind === "unseeded") {
         const spend = await this.deps.monthToDate(principal.workspace.id, period.from);
         const seeds = scopes.map(({ scope }) => (scope === "workspace" ? spend.workspace : (spend.keys.get(principal.keyId) ?? 0)));
-        verdict = await this.deps.store.admit(stores, worst, seeds, ttlMs);
+        verdict = await this.deps.store.admit(stores, worst, seeds, timing);
       }
       if (verdict.kind === "unseeded") throw new Error("budget counters were not seeded");
       if (verdict.kind === "denied") {
@@ -163,6 +171,7 @@ export class BudgetGate {
         route: ask.route,
         ...(ask.model !== undefined ? { model: ask.model } : {}),
         at,
+        until: timing.holdUntil,
         period: period.name,
       };
     } catch (err) {
@@ -199,6 +208,7 @@ export class BudgetGate {
             scopes: hold.scopes.map((s) => ({ key: s.key, limitNano: s.limit_nano, hard: s.hard, alertNano: s.alert_nano })),
             reservedNano: hold.reserved_nano,
             actualNano: this.actualOf(hold, end),
+            holdUntil: hold.until,
           }));
           const crossed = await this.deps.store.settle(settlements);
           for (const [i, { hold, keyId }] of queue.entries()) {

@@ -1,8 +1,22 @@
-import { ALERT_CROSSED, BUDGET_REACHED, type BudgetAdmission, type BudgetScope, type BudgetStore, type Settlement } from "./types";
+import {
+  ALERT_CROSSED,
+  type AdmitTiming,
+  BUDGET_REACHED,
+  type BudgetAdmission,
+  type BudgetScope,
+  type BudgetStore,
+  holdStep,
+  passedStep,
+  type Settlement,
+} from "./types";
 
 interface Counter {
   spent: number;
   held: number;
+  /** The holds in `held`, by the step their life ends in. */
+  steps: Map<number, number>;
+  /** The earliest of `steps` (or earlier: a settled step is found gone at the next sweep). */
+  earliest: number | undefined;
   alerted: boolean;
   reached: boolean;
   expiresAt: number;
@@ -15,17 +29,24 @@ export class MemoryBudgetStore implements BudgetStore {
 
   constructor(private readonly now: () => number = Date.now) {}
 
-  async admit(scopes: readonly BudgetScope[], worstNano: number, seeds: readonly (number | undefined)[] | undefined, ttlMs: number): Promise<BudgetAdmission> {
+  async admit(
+    scopes: readonly BudgetScope[],
+    worstNano: number,
+    seeds: readonly (number | undefined)[] | undefined,
+    timing: AdmitTiming,
+  ): Promise<BudgetAdmission> {
     const now = this.now();
+    const passed = passedStep(timing.at);
     const missing: number[] = [];
     const counters = scopes.map((scope, i) => {
       let counter = this.live(scope.key, now);
       const seed = seeds?.[i];
       if (!counter && seed !== undefined) {
-        counter = { spent: seed, held: 0, alerted: false, reached: false, expiresAt: now + ttlMs };
+        counter = { spent: seed, held: 0, steps: new Map(), earliest: undefined, alerted: false, reached: false, expiresAt: now + timing.ttlMs };
         this.counters.set(scope.key, counter);
       }
       if (!counter) missing.push(i);
+      else if (counter.earliest !== undefined && counter.earliest <= passed) sweep(counter, passed);
       return counter;
     });
     if (missing.length > 0) return { kind: "unseeded", indexes: missing };
@@ -34,19 +55,35 @@ export class MemoryBudgetStore implements BudgetStore {
       const u = used[i]!;
       if (scope.hard && (u >= scope.limitNano || u + worstNano > scope.limitNano)) return { kind: "denied", index: i, used: u };
     }
-    for (const counter of counters) counter!.held += worstNano;
+    if (worstNano > 0) {
+      const step = holdStep(timing.holdUntil);
+      for (const counter of counters) {
+        counter!.held += worstNano;
+        counter!.steps.set(step, (counter!.steps.get(step) ?? 0) + worstNano);
+        if (counter!.earliest === undefined || step < counter!.earliest) counter!.earliest = step;
+      }
+    }
     return { kind: "admitted", used };
   }
 
   async settle(settlements: readonly Settlement[]): Promise<number[][]> {
     const now = this.now();
-    return settlements.map(({ scopes, reservedNano, actualNano }) =>
+    return settlements.map(({ scopes, reservedNano, actualNano, holdUntil }) =>
       scopes.map((scope) => {
         const counter = this.live(scope.key, now);
         if (!counter) return 0;
+        let release = reservedNano;
+        if (holdUntil !== undefined) {
+          // What is left of the hold under its step; nothing once the step has passed (already dropped).
+          const step = holdStep(holdUntil);
+          const filed = counter.steps.get(step) ?? 0;
+          release = Math.min(reservedNano, filed);
+          if (filed - release > 0) counter.steps.set(step, filed - release);
+          else counter.steps.delete(step);
+        }
         const before = counter.spent;
         counter.spent += actualNano;
-        counter.held = Math.max(0, counter.held - reservedNano);
+        counter.held = Math.max(0, counter.held - release);
         let crossed = 0;
         if (scope.alertNano !== undefined && before < scope.alertNano && counter.spent >= scope.alertNano && !counter.alerted) {
           counter.alerted = true;
@@ -86,4 +123,18 @@ export class MemoryBudgetStore implements BudgetStore {
     }
     return counter;
   }
+}
+
+/** Drops the holds of every passed step (budget.lua's sweep). */
+function sweep(counter: Counter, passed: number): void {
+  let earliest: number | undefined;
+  let held = counter.held;
+  for (const [step, filed] of counter.steps) {
+    if (step <= passed) {
+      held -= filed;
+      counter.steps.delete(step);
+    } else if (earliest === undefined || step < earliest) earliest = step;
+  }
+  counter.held = Math.max(0, held);
+  counter.earliest = earliest;
 }

@@ -16,8 +16,9 @@ describe("RedisBudgetStore's time limit", () => {
     const store = new RedisBudgetStore(client, 50);
     const scope = { key: "k", limitNano: 10, hard: true, alertNano: undefined };
     const started = Date.now();
-    const hung = store.admit([scope], 1, [0], 1_000).catch((err: Error) => err);
-    const answered = store.admit([scope], 1, [0], 1_000);
+    const timing = { at: started, ttlMs: 1_000, holdUntil: started + 1_000 };
+    const hung = store.admit([scope], 1, [0], timing).catch((err: Error) => err);
+    const answered = store.admit([scope], 1, [0], timing);
     answer?.([0, 0]);
     expect(await answered).toEqual({ kind: "admitted", used: [0] });
     const err = await hung;

@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import type { RedisClientType } from "redis";
 import { RedisScript } from "../limits/redis-script";
-import type { BudgetAdmission, BudgetScope, BudgetStore, Settlement } from "./types";
+import { type AdmitTiming, type BudgetAdmission, type BudgetScope, type BudgetStore, holdStep, passedStep, type Settlement } from "./types";
 
 const script = new RedisScript(readFileSync(new URL("./budget.lua", import.meta.url), "utf8"));
 
@@ -26,8 +26,13 @@ export class RedisBudgetStore implements BudgetStore {
     private readonly timeoutMs: number,
   ) {}
 
-  async admit(scopes: readonly BudgetScope[], worstNano: number, seeds: readonly (number | undefined)[] | undefined, ttlMs: number): Promise<BudgetAdmission> {
-    const args = ["admit", String(Math.ceil(ttlMs)), String(worstNano)];
+  async admit(
+    scopes: readonly BudgetScope[],
+    worstNano: number,
+    seeds: readonly (number | undefined)[] | undefined,
+    timing: AdmitTiming,
+  ): Promise<BudgetAdmission> {
+    const args = ["admit", String(Math.ceil(timing.ttlMs)), String(worstNano), String(passedStep(timing.at)), String(holdStep(timing.holdUntil))];
     scopes.forEach((scope, i) => {
       const seed = seeds?.[i];
       args.push(String(scope.limitNano), scope.hard ? "1" : "0", seed === undefined ? "" : String(seed));
@@ -47,8 +52,8 @@ export class RedisBudgetStore implements BudgetStore {
   async settle(settlements: readonly Settlement[]): Promise<number[][]> {
     const keys: string[] = [];
     const args = ["settle"];
-    for (const { scopes, reservedNano, actualNano } of settlements) {
-      args.push(String(reservedNano), String(actualNano), String(scopes.length));
+    for (const { scopes, reservedNano, actualNano, holdUntil } of settlements) {
+      args.push(String(reservedNano), String(actualNano), holdUntil === undefined ? "" : String(holdStep(holdUntil)), String(scopes.length));
       for (const scope of scopes) {
         let index = keys.indexOf(scope.key);
         if (index < 0) index = keys.push(scope.key) - 1;
