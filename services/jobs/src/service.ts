@@ -55,6 +55,12 @@ export const jobsMigrations = fileURLToPath(new URL("../../jobs/migrations", imp
 
 /** Events applied at once; each is one UPDATE, so this bounds the jobs service's share of the pool. */
 const EVENT_CONCURRENCY = 8;
+/**
+ * How soon the events a jobs process held when it died are handed to another (or to it, restarted):
+ * applying one takes milliseconds, and the bus reports a slow one as still worked on.
+ */
+const EVENT_ACK_WAIT_MS = 5_000;
+const eventConsumer = { durable: "jobs", concurrency: EVENT_CONCURRENCY, maxDeliver: 20, ackWaitMs: EVENT_ACK_WAIT_MS };
 /** The largest result a worker may hand over out of band: ten times a 25 MB upload's transcript, or a long speech file. */
 const JOB_RESULT_LIMIT_BYTES = 256 * 1024 * 1024;
 /** OpenAI's limit on a batch input file (the operator's body limit applies first). */
@@ -121,7 +127,7 @@ export function createJobsService(deps: JobsDeps): JobsService {
         const requeued = await store.markAllUndispatched();
         if (requeued > 0) logger.info({ jobs: requeued }, "jobs: unfinished jobs of the previous run published again (the bus kept nothing)");
       }
-      events = await deps.bus.consume("jobs.events", { durable: "jobs", concurrency: EVENT_CONCURRENCY, maxDeliver: 20 }, (event, meta) =>
+      events = await deps.bus.consume("jobs.events", eventConsumer, (event, meta) =>
         withConsumerSpan({ bus: deps.bus, subject: "jobs.events", group: "jobs", meta }, async () => {
           const { changed, ticket, finished } = await store.apply(event);
           logger.debug({ job: event.job_id, status: event.status, attempt: event.attempt, changed }, "jobs: event applied");
