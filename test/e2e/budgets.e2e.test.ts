@@ -3,6 +3,8 @@ import OpenAI from "openai";
 import { createClient } from "redis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startOpenAIUpstream, testRedisUrl } from "@gw/testkit";
+import { JOB_HOLD_MS, LIVE_HOLD_MS } from "../../services/ingress/src/budgets/budget-gate";
+import { HOLD_STEP_MS } from "../../services/ingress/src/budgets/types";
 import { adminClient, eventually, startIngressReplica, type IngressReplica } from "./harness";
 import { type GatewayTarget, newWorkspaceKey, startGatewayTarget, targetNames, testPlans } from "./targets";
 
@@ -90,6 +92,17 @@ for (const name of targetNames) {
         const line = scope === "workspace" ? s.workspace : s.keys[0];
         return line && line.held_usd !== null && nanoOf(line.held_usd) === 0 ? (nanoOf(line.spent_usd) as number) : undefined;
       });
+    /** The workspace's budget counter for this month, as Redis holds it (the mesh). */
+    const redisCounter = async (workspaceId: string) => {
+      const redis = createClient({ url: await testRedisUrl() });
+      await redis.connect();
+      try {
+        const [key] = await redis.keys(`${gw.mesh?.env.GATEWAY_REDIS_PREFIX ?? ""}bg:{${workspaceId}}:ws:*`);
+        return key ? await redis.hGetAll(key) : {};
+      } finally {
+        redis.destroy();
+      }
+    };
     const post = (base: string, key: string, body: unknown, path = "/chat/completions") =>
       fetch(`${base}${path}`, {
         method: "POST",
@@ -212,6 +225,19 @@ for (const name of targetNames) {
         return ((await res.json()) as { status: string }).status === "completed";
       }, 30_000);
       expect(await settledSpend(workspaceId)).toBe(REAL);
+      if (name === "the mesh") {
+        // The job's hold was filed to end a day on (a live call's two hours on), and nothing is left under it.
+        const counter = await redisCounter(workspaceId);
+        expect(Number(counter.x) * HOLD_STEP_MS - Date.now()).toBeGreaterThan(JOB_HOLD_MS - 10 * 60_000);
+        expect(Number(counter.x) * HOLD_STEP_MS - Date.now()).toBeLessThanOrEqual(JOB_HOLD_MS + HOLD_STEP_MS);
+        expect(Object.keys(counter).filter((field) => field.startsWith("e"))).toEqual([]);
+        const live = await newWorkspaceKey(gw, { name: "budget-live", budget: { monthly_usd: 5, mode: "hard" } });
+        expect((await post(gw.baseURL, live.key, chat)).status).toBe(200);
+        expect(await settledSpend(live.workspaceId)).toBe(REAL);
+        const liveCounter = await redisCounter(live.workspaceId);
+        expect(Number(liveCounter.x) * HOLD_STEP_MS - Date.now()).toBeLessThanOrEqual(LIVE_HOLD_MS + HOLD_STEP_MS);
+        expect(Number(liveCounter.x) * HOLD_STEP_MS - Date.now()).toBeGreaterThan(LIVE_HOLD_MS - 10 * 60_000);
+      }
     });
 
     if (name === "the mesh") {

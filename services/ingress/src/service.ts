@@ -9,7 +9,7 @@ import { createAdminApp } from "./admin/admin-app";
 import { CredentialRelay } from "./credentials/credential-relay";
 import { CredentialStore } from "./credentials/credential-store";
 import { BodyBudget } from "./body/body-budget";
-import { BudgetGate } from "./budgets/budget-gate";
+import { BudgetGate, jobHold } from "./budgets/budget-gate";
 import { BodyCapture } from "./logs/body-capture";
 import { MemoryBudgetStore } from "./budgets/memory-budget-store";
 import { type MonthToDate, monthToDateFromLedger } from "./budgets/month-to-date";
@@ -152,7 +152,8 @@ export function createIngressService(deps: IngressDeps): IngressService {
         if (ticket.tokens > 0)
           rateLimits.settle({ workspaceId: ticket.workspace_id, keyId: ticket.key_id, bucket: ticket.bucket, tokens: ticket.tokens }, used);
         // A job that ran costs what it reported; one that failed or was replayed, nothing.
-        if (ticket.budget) budgets?.settle(ticket.budget, ticket.workspace_id, ticket.key_id, outcome ? { kind: "answered", outcome } : { kind: "failed" });
+        if (ticket.budget)
+          budgets?.settle(jobHold(ticket.budget), ticket.workspace_id, ticket.key_id, outcome ? { kind: "answered", outcome } : { kind: "failed" });
       });
       const publicApp = createPublicApp({
         logger,

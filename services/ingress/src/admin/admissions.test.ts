@@ -6,6 +6,7 @@ import { AdmissionAnswer, admissionHeader, admissionPurpose, AdmissionClaims } f
 import { createPgliteDb, type Db } from "@gw/db";
 import { createLogger } from "@gw/logger";
 import { SignedClaims } from "@gw/service-kit";
+import { JOB_HOLD_MS } from "../budgets/budget-gate";
 import { createIngressService, type IngressService } from "../service";
 
 /**
@@ -123,6 +124,14 @@ describe("when the jobs service asks ingress to admit a batch's lines", () => {
       "refused",
       "admitted",
     ]);
+  });
+
+  it("then an admitted line's budget hold lives as long as a job's, since it is settled only when its job has run", async () => {
+    const { workspaceId, keyId } = await newKey({ budget: { monthly_usd: 100, mode: "hard" } });
+    const answer = await answerOf(await ask(workspaceId, keyId, [line("a")]));
+    const hold = (answer.lines[0] as { ticket?: { budget?: { at: number; until?: number; reserved_nano: number } } }).ticket?.budget;
+    expect(hold?.reserved_nano).toBeGreaterThan(0);
+    expect(hold!.until! - hold!.at).toBe(JOB_HOLD_MS);
   });
 
   it("then a disabled or revoked key, or a key of another workspace, runs nothing", async () => {

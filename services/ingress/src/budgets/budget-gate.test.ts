@@ -9,7 +9,7 @@ import { createMetrics } from "@gw/service-kit";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import type { KeyPrincipal } from "../store/identity-store";
 import { testPrincipal } from "../testing/principal";
-import { BudgetGate, type BudgetAsk, JOB_HOLD_MS, LIVE_HOLD_MS } from "./budget-gate";
+import { BudgetGate, type BudgetAsk, JOB_HOLD_MS, jobHold, LIVE_HOLD_MS } from "./budget-gate";
 import { MemoryBudgetStore } from "./memory-budget-store";
 import type { MonthToDate } from "./month-to-date";
 import type { BudgetStore } from "./types";
@@ -177,7 +177,7 @@ describe("BudgetGate", () => {
       close: memory.close.bind(memory),
       settle: (items) => {
         calls.push(items.length);
-        return memory.settle(items);
+        return memory.settle(items, now);
       },
     };
     const { gate: g } = gate({ now: () => now, store: counting });
@@ -186,7 +186,12 @@ describe("BudgetGate", () => {
     for (const hold of holds) g.settle(hold!, "ws_budget", "key_budget", used(3, 4));
     expect(calls).toEqual([]);
     await vi.waitFor(() => expect(calls).toEqual([5]));
-    expect(await memory.peek(holds[0]!.scopes.map((s) => s.key))).toEqual([
+    expect(
+      await memory.peek(
+        holds[0]!.scopes.map((s) => s.key),
+        now,
+      ),
+    ).toEqual([
       { spent: 35_000_000, held: 0 },
       { spent: 35_000_000, held: 0 },
     ]);
@@ -212,6 +217,24 @@ describe("BudgetGate", () => {
     // The job's settlement arrives after all: its cost is spent, the live hold made since stays held.
     g.settle(job!, "ws_budget", "key_budget", used(3, 4));
     await g.flush();
+    expect((await g.status(p.workspace, [])).workspace).toMatchObject({ spent_usd: "0.007000000", held_usd: "0.010000000" });
+  });
+
+  it("when a job's hold comes back without its until (through a service from before holds had one), then it settles under the step it was filed under", async () => {
+    const start = Date.UTC(2026, 10, 15);
+    let now = start;
+    const { gate: g } = gate({ now: () => now });
+    const p = principal({ monthly_usd: 1, mode: "hard" }, null);
+    const first = await g.admit(p, { ...ask, job: true }, fakeResponse());
+    await g.admit(p, { ...ask, job: true }, fakeResponse());
+    const { until: _dropped, ...stripped } = first!;
+    expect(jobHold(stripped)).toEqual(first);
+    g.settle(jobHold(stripped), "ws_budget", "key_budget", used(3, 4));
+    await g.flush();
+    // A live call near the end of the jobs' step: once the step passes, only the other job's hold goes.
+    now = start + JOB_HOLD_MS - 60 * 60_000;
+    await g.admit(p, ask, fakeResponse());
+    now = start + JOB_HOLD_MS + 5 * 60_000;
     expect((await g.status(p.workspace, [])).workspace).toMatchObject({ spent_usd: "0.007000000", held_usd: "0.010000000" });
   });
 

@@ -210,7 +210,7 @@ export class BudgetGate {
             actualNano: this.actualOf(hold, end),
             holdUntil: hold.until,
           }));
-          const crossed = await this.deps.store.settle(settlements);
+          const crossed = await this.deps.store.settle(settlements, this.now());
           for (const [i, { hold, keyId }] of queue.entries()) {
             for (const [k, bits] of (crossed[i] ?? []).entries()) this.alert(hold, hold.scopes[k]!, bits, workspaceId, keyId);
           }
@@ -228,10 +228,11 @@ export class BudgetGate {
    */
   async status(workspace: Workspace, keys: readonly ApiKey[]): Promise<BudgetStatus> {
     const tz = workspace.timezone;
-    const { name: period, reset } = this.periodOf(tz, this.now());
+    const now = this.now();
+    const { name: period, reset } = this.periodOf(tz, now);
     const tag = `${this.deps.prefix}bg:{${workspace.id}}`;
     const budgeted = keys.filter((k) => k.budget !== null);
-    const counters = await this.deps.store.peek([`${tag}:ws:${period}`, ...budgeted.map((k) => `${tag}:key:${k.id}:${period}`)]);
+    const counters = await this.deps.store.peek([`${tag}:ws:${period}`, ...budgeted.map((k) => `${tag}:key:${k.id}:${period}`)], now);
     const line = (budget: Budget | null, counter: { spent: number; held: number } | undefined) => ({
       budget,
       spent_usd: counter ? nanoUsd(counter.spent) : null,
@@ -353,6 +354,14 @@ export class BudgetGate {
 }
 
 export type { BudgetStatus };
+
+/**
+ * A job's hold as it was made: one that comes back without its `until` passed through a service from
+ * before holds had one (a rolling upgrade), and gets the life every job's hold is made with.
+ */
+export function jobHold(hold: BudgetHold): BudgetHold {
+  return hold.until === undefined ? { ...hold, until: hold.at + JOB_HOLD_MS } : hold;
+}
 
 function scopeOf(scope: "workspace" | "key", budget: Budget, key: string): ScopeOf {
   const limitNano = Math.round(budget.monthly_usd * 1e9);

@@ -42,11 +42,16 @@ export function budgetStoreContract(name: string, make: () => Promise<BudgetStor
       // A later seed does not overwrite a counter that exists.
       expect(await store.admit(s, 10, [999, 999], T)).toEqual({ kind: "admitted", used: [110, 50] });
       expect(await store.admit(s, 10, undefined, T)).toEqual({ kind: "admitted", used: [120, 60] });
-      expect(await store.peek(s.map((x) => x.key))).toEqual([
+      expect(
+        await store.peek(
+          s.map((x) => x.key),
+          NOW,
+        ),
+      ).toEqual([
         { spent: 100, held: 30 },
         { spent: 40, held: 30 },
       ]);
-      expect(await store.peek(["bg-test:never-made"])).toEqual([undefined]);
+      expect(await store.peek(["bg-test:never-made"], NOW)).toEqual([undefined]);
     });
 
     it("when holds fill a hard budget, then the request that does not fit is denied and nothing is held for it", async () => {
@@ -70,8 +75,8 @@ export function budgetStoreContract(name: string, make: () => Promise<BudgetStor
       await store.admit(s, 100, undefined, T);
       await store.admit(s, 100, undefined, T);
       expect(await store.admit(s, 100, undefined, T)).toMatchObject({ kind: "denied" });
-      await store.settle([{ scopes: s, reservedNano: 100, actualNano: 20, holdUntil: T.holdUntil }]);
-      await store.settle([{ scopes: s, reservedNano: 100, actualNano: 0, holdUntil: T.holdUntil }]); // a failed call gives its reservation back
+      await store.settle([{ scopes: s, reservedNano: 100, actualNano: 20, holdUntil: T.holdUntil }], NOW);
+      await store.settle([{ scopes: s, reservedNano: 100, actualNano: 0, holdUntil: T.holdUntil }], NOW); // a failed call gives its reservation back
       expect(await store.admit(s, 100, undefined, T)).toEqual({ kind: "admitted", used: [120] });
       expect(await store.admit(s, 80, undefined, T)).toEqual({ kind: "admitted", used: [220] });
       expect(await store.admit(s, 1, undefined, T)).toMatchObject({ kind: "denied", used: 300 });
@@ -81,25 +86,30 @@ export function budgetStoreContract(name: string, make: () => Promise<BudgetStor
       const store = await open();
       const s = scopes({ limitNano: 100, hard: false, alertNano: 80 });
       await store.admit(s, 0, [0], T);
-      expect((await store.settle([{ scopes: s, reservedNano: 0, actualNano: 50, holdUntil: T.holdUntil }]))[0]).toEqual([0]);
-      expect((await store.settle([{ scopes: s, reservedNano: 0, actualNano: 40, holdUntil: T.holdUntil }]))[0]).toEqual([ALERT_CROSSED]);
-      expect((await store.settle([{ scopes: s, reservedNano: 0, actualNano: 5, holdUntil: T.holdUntil }]))[0]).toEqual([0]);
-      expect((await store.settle([{ scopes: s, reservedNano: 0, actualNano: 10, holdUntil: T.holdUntil }]))[0]).toEqual([BUDGET_REACHED]);
+      expect((await store.settle([{ scopes: s, reservedNano: 0, actualNano: 50, holdUntil: T.holdUntil }], NOW))[0]).toEqual([0]);
+      expect((await store.settle([{ scopes: s, reservedNano: 0, actualNano: 40, holdUntil: T.holdUntil }], NOW))[0]).toEqual([ALERT_CROSSED]);
+      expect((await store.settle([{ scopes: s, reservedNano: 0, actualNano: 5, holdUntil: T.holdUntil }], NOW))[0]).toEqual([0]);
+      expect((await store.settle([{ scopes: s, reservedNano: 0, actualNano: 10, holdUntil: T.holdUntil }], NOW))[0]).toEqual([BUDGET_REACHED]);
       expect(await store.admit(s, 500, undefined, T)).toEqual({ kind: "admitted", used: [105] });
-      expect((await store.settle([{ scopes: s, reservedNano: 500, actualNano: 500, holdUntil: T.holdUntil }]))[0]).toEqual([0]);
+      expect((await store.settle([{ scopes: s, reservedNano: 500, actualNano: 500, holdUntil: T.holdUntil }], NOW))[0]).toEqual([0]);
       // Several settlements in one call apply in order, each reporting its own crossings.
       const many = scopes({ limitNano: 100, hard: false, alertNano: 50 }, { limitNano: 60, hard: false, alertNano: undefined });
       await store.admit(many, 0, [0, 0], T);
       expect(
-        await store.settle([
-          { scopes: many, reservedNano: 0, actualNano: 40, holdUntil: T.holdUntil },
-          { scopes: many, reservedNano: 0, actualNano: 30, holdUntil: T.holdUntil },
-          { scopes: [many[0]!], reservedNano: 0, actualNano: 30, holdUntil: T.holdUntil },
-        ]),
+        await store.settle(
+          [
+            { scopes: many, reservedNano: 0, actualNano: 40, holdUntil: T.holdUntil },
+            { scopes: many, reservedNano: 0, actualNano: 30, holdUntil: T.holdUntil },
+            { scopes: [many[0]!], reservedNano: 0, actualNano: 30, holdUntil: T.holdUntil },
+          ],
+          NOW,
+        ),
       ).toEqual([[0, 0], [ALERT_CROSSED, BUDGET_REACHED], [BUDGET_REACHED]]);
       const jump = scopes({ limitNano: 100, hard: false, alertNano: 50 });
       await store.admit(jump, 0, [0], T);
-      expect((await store.settle([{ scopes: jump, reservedNano: 0, actualNano: 150, holdUntil: T.holdUntil }]))[0]).toEqual([ALERT_CROSSED | BUDGET_REACHED]);
+      expect((await store.settle([{ scopes: jump, reservedNano: 0, actualNano: 150, holdUntil: T.holdUntil }], NOW))[0]).toEqual([
+        ALERT_CROSSED | BUDGET_REACHED,
+      ]);
     });
 
     it("when a hold is never settled, then it stops counting once its life has ended, and settling it late changes only the spend", async () => {
@@ -113,15 +123,17 @@ export function budgetStoreContract(name: string, make: () => Promise<BudgetStor
       // Past the first hold's life (a process died with its settlement): it no longer counts, the other does.
       const later = { ...T, at: NOW + HOUR + 5 * 60_000, holdUntil: NOW + 2 * HOUR };
       expect(await store.admit(s, 150, undefined, later)).toEqual({ kind: "admitted", used: [100] });
-      expect(await store.peek([s[0]!.key])).toEqual([{ spent: 0, held: 250 }]);
+      expect(await store.peek([s[0]!.key], later.at)).toEqual([{ spent: 0, held: 250 }]);
       // The lost settlement arrives after all: its cost is spent, and no other hold is released for it.
-      await store.settle([{ scopes: s, reservedNano: 100, actualNano: 40, holdUntil: T.holdUntil }]);
-      expect(await store.peek([s[0]!.key])).toEqual([{ spent: 40, held: 250 }]);
-      await store.settle([{ scopes: s, reservedNano: 100, actualNano: 30, holdUntil: long.holdUntil }]);
-      expect(await store.peek([s[0]!.key])).toEqual([{ spent: 70, held: 150 }]);
-      // Once every life has ended, nothing is held.
-      expect(await store.admit(s, 0, undefined, { ...T, at: NOW + 4 * HOUR })).toEqual({ kind: "admitted", used: [70] });
-      expect(await store.peek([s[0]!.key])).toEqual([{ spent: 70, held: 0 }]);
+      await store.settle([{ scopes: s, reservedNano: 100, actualNano: 40, holdUntil: T.holdUntil }], later.at);
+      expect(await store.peek([s[0]!.key], later.at)).toEqual([{ spent: 40, held: 250 }]);
+      await store.settle([{ scopes: s, reservedNano: 100, actualNano: 30, holdUntil: long.holdUntil }], later.at);
+      expect(await store.peek([s[0]!.key], later.at)).toEqual([{ spent: 70, held: 150 }]);
+      // Once every life has ended nothing is held, as read even before an admission drops them.
+      const end = NOW + 4 * HOUR;
+      expect(await store.peek([s[0]!.key], end)).toEqual([{ spent: 70, held: 0 }]);
+      expect(await store.admit(s, 0, undefined, { ...T, at: end })).toEqual({ kind: "admitted", used: [70] });
+      expect(await store.peek([s[0]!.key], end)).toEqual([{ spent: 70, held: 0 }]);
     });
 
     it("when holds share the step their life ends in, then each settles its own part and the rest still ends with the step", async () => {
@@ -129,24 +141,56 @@ export function budgetStoreContract(name: string, make: () => Promise<BudgetStor
       const s = scopes({ limitNano: 1_000 }, { limitNano: 1_000 });
       await store.admit(s, 0, [0, 0], T);
       for (const worst of [100, 200, 300]) await store.admit(s, worst, undefined, T);
-      await store.settle([{ scopes: s, reservedNano: 200, actualNano: 150, holdUntil: T.holdUntil }]);
-      expect(await store.peek(s.map((x) => x.key))).toEqual([
+      await store.settle([{ scopes: s, reservedNano: 200, actualNano: 150, holdUntil: T.holdUntil }], NOW);
+      expect(
+        await store.peek(
+          s.map((x) => x.key),
+          NOW,
+        ),
+      ).toEqual([
         { spent: 150, held: 400 },
         { spent: 150, held: 400 },
       ]);
-      expect(await store.admit(s, 0, undefined, { ...T, at: T.holdUntil + 5 * 60_000 })).toEqual({ kind: "admitted", used: [150, 150] });
+      const past = T.holdUntil + 5 * 60_000;
+      expect(await store.admit(s, 0, undefined, { ...T, at: past })).toEqual({ kind: "admitted", used: [150, 150] });
       // The step's remaining holds ended together; a settlement of one of them now releases nothing.
-      await store.settle([{ scopes: s, reservedNano: 300, actualNano: 20, holdUntil: T.holdUntil }]);
-      expect(await store.peek(s.map((x) => x.key))).toEqual([
+      await store.settle([{ scopes: s, reservedNano: 300, actualNano: 20, holdUntil: T.holdUntil }], past);
+      expect(
+        await store.peek(
+          s.map((x) => x.key),
+          past,
+        ),
+      ).toEqual([
         { spent: 170, held: 0 },
         { spent: 170, held: 0 },
       ]);
     });
 
+    it("when a call that held nothing settles beside holds of the same step, then each settles and the others keep their share", async () => {
+      const store = await open();
+      const s = scopes({ limitNano: 1_000, hard: false, alertNano: 50 });
+      await store.admit(s, 0, [0], T);
+      await store.admit(s, 100, undefined, T);
+      await store.admit(s, 0, undefined, T); // an unpriced model holds nothing
+      await store.admit(s, 200, undefined, T);
+      // The one that held nothing first, in one call with one that held 100 and crosses the alert level.
+      expect(
+        await store.settle(
+          [
+            { scopes: s, reservedNano: 0, actualNano: 0, holdUntil: T.holdUntil },
+            { scopes: s, reservedNano: 100, actualNano: 60, holdUntil: T.holdUntil },
+          ],
+          NOW,
+        ),
+      ).toEqual([[0], [ALERT_CROSSED]]);
+      expect(await store.peek([s[0]!.key], NOW)).toEqual([{ spent: 60, held: 200 }]);
+      expect(await store.peek([s[0]!.key], T.holdUntil + 5 * 60_000)).toEqual([{ spent: 60, held: 0 }]);
+    });
+
     it("when a counter is gone (a flush), then settling it changes nothing and does not recreate it", async () => {
       const store = await open();
       const s = scopes({});
-      expect((await store.settle([{ scopes: s, reservedNano: 10, actualNano: 10, holdUntil: T.holdUntil }]))[0]).toEqual([0]);
+      expect((await store.settle([{ scopes: s, reservedNano: 10, actualNano: 10, holdUntil: T.holdUntil }], NOW))[0]).toEqual([0]);
       expect(await store.admit(s, 10, undefined, T)).toEqual({ kind: "unseeded", indexes: [0] });
     });
 

@@ -8,9 +8,9 @@
 -- admit:  KEYS = the scopes' hashes; ARGV = 'admit', ttl_ms, worst, passed step, hold's step, then
 --         per scope: limit, hard (1/0), seed ('' = none)
 --         returns {0, used...} admitted; {1, index, used} denied; {2, index...} counters to seed
--- settle: KEYS = the hashes the settlements name (one workspace's); ARGV = 'settle', then per
---         settlement: reserved, actual, hold's step ('' = none), scope count, then per scope: index
---         into KEYS, limit, alert ('' = none)
+-- settle: KEYS = the hashes the settlements name (one workspace's); ARGV = 'settle', passed step,
+--         then per settlement: reserved, actual, hold's step ('' = none), scope count, then per
+--         scope: index into KEYS, limit, alert ('' = none)
 --         returns, settlement after settlement, per scope a bit set: 1 = the alert level crossed,
 --         2 = the budget reached (each the first time in the month)
 
@@ -84,8 +84,9 @@ if ARGV[1] == 'admit' then
 end
 
 -- settle
+local passed = tonumber(ARGV[2])
 local crossed = {}
-local j = 2
+local j = 3
 while j <= #ARGV do
   local reserved, actual, step, count = tonumber(ARGV[j]), tonumber(ARGV[j + 1]), ARGV[j + 2], tonumber(ARGV[j + 3])
   j = j + 4
@@ -97,15 +98,22 @@ while j <= #ARGV do
     if v[1] then
       local release = reserved
       if step ~= '' then
-        -- What is left of the hold under its step; nothing once the step has passed (already dropped).
         local field = 'e' .. step
-        local filed = tonumber(redis.call('HGET', key, field) or '0')
-        release = math.min(reserved, filed)
-        if filed - release > 0 then
-          redis.call('HINCRBY', key, field, -release)
-        elseif filed > 0 then
-          redis.call('HDEL', key, field)
+        local filed = redis.call('HGET', key, field)
+        if filed then
+          -- What is left of the hold under its step.
+          filed = tonumber(filed)
+          release = math.min(reserved, filed)
+          if release > 0 and filed > release then
+            redis.call('HINCRBY', key, field, -release)
+          elseif release > 0 then
+            redis.call('HDEL', key, field)
+          end
+        elseif tonumber(step) <= passed then
+          -- The step has passed: its holds were dropped from h already.
+          release = 0
         end
+        -- (No field for a step still to come: a hold made before holds had steps, in h alone.)
       end
       local before = tonumber(v[1])
       local after = before + actual

@@ -66,20 +66,27 @@ export class MemoryBudgetStore implements BudgetStore {
     return { kind: "admitted", used };
   }
 
-  async settle(settlements: readonly Settlement[]): Promise<number[][]> {
+  async settle(settlements: readonly Settlement[], at: number): Promise<number[][]> {
     const now = this.now();
+    const passed = passedStep(at);
     return settlements.map(({ scopes, reservedNano, actualNano, holdUntil }) =>
       scopes.map((scope) => {
         const counter = this.live(scope.key, now);
         if (!counter) return 0;
         let release = reservedNano;
         if (holdUntil !== undefined) {
-          // What is left of the hold under its step; nothing once the step has passed (already dropped).
           const step = holdStep(holdUntil);
-          const filed = counter.steps.get(step) ?? 0;
-          release = Math.min(reservedNano, filed);
-          if (filed - release > 0) counter.steps.set(step, filed - release);
-          else counter.steps.delete(step);
+          const filed = counter.steps.get(step);
+          if (filed !== undefined) {
+            // What is left of the hold under its step.
+            release = Math.min(reservedNano, filed);
+            if (filed > release) counter.steps.set(step, filed - release);
+            else if (release > 0) counter.steps.delete(step);
+          } else if (step <= passed) {
+            // The step has passed: its holds were dropped from `held` already.
+            release = 0;
+          }
+          // (No entry for a step still to come: a hold made before holds had steps, in `held` alone.)
         }
         const before = counter.spent;
         counter.spent += actualNano;
@@ -98,11 +105,16 @@ export class MemoryBudgetStore implements BudgetStore {
     );
   }
 
-  async peek(keys: readonly string[]): Promise<({ spent: number; held: number } | undefined)[]> {
+  async peek(keys: readonly string[], at: number): Promise<({ spent: number; held: number } | undefined)[]> {
     const now = this.now();
+    const passed = passedStep(at);
     return keys.map((key) => {
       const counter = this.live(key, now);
-      return counter && { spent: counter.spent, held: counter.held };
+      if (!counter) return undefined;
+      // Less the holds of steps that have passed, which the next admission drops.
+      let held = counter.held;
+      for (const [step, filed] of counter.steps) if (step <= passed) held -= filed;
+      return { spent: counter.spent, held: Math.max(0, held) };
     });
   }
 

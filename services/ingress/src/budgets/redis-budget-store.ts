@@ -49,9 +49,9 @@ export class RedisBudgetStore implements BudgetStore {
     return { kind: "unseeded", indexes: rest.map((i) => i - 1) };
   }
 
-  async settle(settlements: readonly Settlement[]): Promise<number[][]> {
+  async settle(settlements: readonly Settlement[], at: number): Promise<number[][]> {
     const keys: string[] = [];
-    const args = ["settle"];
+    const args = ["settle", String(passedStep(at))];
     for (const { scopes, reservedNano, actualNano, holdUntil } of settlements) {
       args.push(String(reservedNano), String(actualNano), holdUntil === undefined ? "" : String(holdStep(holdUntil)), String(scopes.length));
       for (const scope of scopes) {
@@ -61,13 +61,20 @@ export class RedisBudgetStore implements BudgetStore {
       }
     }
     const flat = ((await this.run(keys, args)) as unknown[]).map(Number);
-    let at = 0;
-    return settlements.map(({ scopes }) => scopes.map(() => flat[at++] ?? 0));
+    let next = 0;
+    return settlements.map(({ scopes }) => scopes.map(() => flat[next++] ?? 0));
   }
 
-  async peek(keys: readonly string[]): Promise<({ spent: number; held: number } | undefined)[]> {
-    const replies = await Promise.all(keys.map((key) => this.client.hmGet(key, ["s", "h"])));
-    return replies.map(([spent, held]) => (spent === null || spent === undefined ? undefined : { spent: Number(spent), held: Number(held ?? 0) }));
+  async peek(keys: readonly string[], at: number): Promise<({ spent: number; held: number } | undefined)[]> {
+    const passed = passedStep(at);
+    const replies = await Promise.all(keys.map((key) => this.client.hGetAll(key)));
+    return replies.map((fields) => {
+      if (fields.s === undefined) return undefined;
+      // Less the holds of steps that have passed, which the next admission drops.
+      let held = Number(fields.h ?? 0);
+      for (const [name, value] of Object.entries(fields)) if (name.startsWith("e") && Number(name.slice(1)) <= passed) held -= Number(value);
+      return { spent: Number(fields.s), held: Math.max(0, held) };
+    });
   }
 
   async close(): Promise<void> {

@@ -71,13 +71,14 @@ export interface BudgetStore {
    */
   admit(scopes: readonly BudgetScope[], worstNano: number, seeds: readonly (number | undefined)[] | undefined, timing: AdmitTiming): Promise<BudgetAdmission>;
   /**
-   * Each settlement releases its `reservedNano` (what is left of it: none once its life has ended)
-   * and adds its `actualNano` to every one of its scopes' spend, in order; answers, per settlement and scope, the thresholds this crossed for the first
-   * time in the month (a bit set of ALERT_CROSSED and BUDGET_REACHED). A scope whose counter is gone
-   * (Redis flushed) is left to its next seed. The settlements of one call belong to one workspace.
+   * Each settlement releases its `reservedNano` (what its step still holds of it; nothing once the
+   * step has passed by `at`) and adds its `actualNano` to every one of its scopes' spend, in order;
+   * answers, per settlement and scope, the thresholds this crossed for the first time in the month
+   * (a bit set of ALERT_CROSSED and BUDGET_REACHED). A scope whose counter is gone (Redis flushed)
+   * is left to its next seed. The settlements of one call belong to one workspace.
    */
-  settle(settlements: readonly Settlement[]): Promise<number[][]>;
-  /** Each counter's spend and holds as they stand (undefined: no counter for the month). */
-  peek(keys: readonly string[]): Promise<({ spent: number; held: number } | undefined)[]>;
+  settle(settlements: readonly Settlement[], at: number): Promise<number[][]>;
+  /** Each counter's spend and holds as they stand at `at` (undefined: no counter for the month). */
+  peek(keys: readonly string[], at: number): Promise<({ spent: number; held: number } | undefined)[]>;
   close(): Promise<void>;
 }
