@@ -60,7 +60,6 @@ const EVENT_CONCURRENCY = 8;
  * applying one takes milliseconds, and the bus reports a slow one as still worked on.
  */
 const EVENT_ACK_WAIT_MS = 5_000;
-const eventConsumer = { durable: "jobs", concurrency: EVENT_CONCURRENCY, maxDeliver: 20, ackWaitMs: EVENT_ACK_WAIT_MS };
 /** The largest result a worker may hand over out of band: ten times a 25 MB upload's transcript, or a long speech file. */
 const JOB_RESULT_LIMIT_BYTES = 256 * 1024 * 1024;
 /** OpenAI's limit on a batch input file (the operator's body limit applies first). */
@@ -127,26 +126,29 @@ export function createJobsService(deps: JobsDeps): JobsService {
         const requeued = await store.markAllUndispatched();
         if (requeued > 0) logger.info({ jobs: requeued }, "jobs: unfinished jobs of the previous run published again (the bus kept nothing)");
       }
-      events = await deps.bus.consume("jobs.events", eventConsumer, (event, meta) =>
-        withConsumerSpan({ bus: deps.bus, subject: "jobs.events", group: "jobs", meta }, async () => {
-          const { changed, ticket, finished } = await store.apply(event);
-          logger.debug({ job: event.job_id, status: event.status, attempt: event.attempt, changed }, "jobs: event applied");
-          // The job's usage record goes out before the event is acked: a crash in between redelivers
-          // the event, which publishes the record again (the ledger keeps one per request id).
-          const ended = finished ?? (finishedJobStatuses.includes(event.status) ? await store.finishedJob(event.job_id) : undefined);
-          const record = ended && jobUsageRecord(event.job_id, ended, endOf(event));
-          if (record) await usageRecords.run(record);
-          // Its bodies, when its workspace keeps detailed logs (ingress left them to jobs).
-          const bodies = ended && jobBodies(ended, event, deps.settings.redact);
-          if (bodies) await deps.bus.enqueue("usage.bodies", { bodies: [bodies] }, { msgId: `${bodies.request_id}:bodies` });
-          // The job's token reservation is settled against its real usage (nothing, if it failed).
-          const used = event.usage_tokens ?? (event.status === jobStatuses.failed ? 0 : undefined);
-          if (ticket && used !== undefined) {
-            // With what it used, for the ticket's budget hold (priced by ingress).
-            const settlement = { job_id: event.job_id, ticket, used, ...(event.outcome ? { outcome: event.outcome } : {}) };
-            await deps.bus.enqueue("limits.settle", settlement, { msgId: event.job_id });
-          }
-        }),
+      events = await deps.bus.consume(
+        "jobs.events",
+        { durable: "jobs", concurrency: EVENT_CONCURRENCY, maxDeliver: 20, ackWaitMs: EVENT_ACK_WAIT_MS },
+        (event, meta) =>
+          withConsumerSpan({ bus: deps.bus, subject: "jobs.events", group: "jobs", meta }, async () => {
+            const { changed, ticket, finished } = await store.apply(event);
+            logger.debug({ job: event.job_id, status: event.status, attempt: event.attempt, changed }, "jobs: event applied");
+            // The job's usage record goes out before the event is acked: a crash in between redelivers
+            // the event, which publishes the record again (the ledger keeps one per request id).
+            const ended = finished ?? (finishedJobStatuses.includes(event.status) ? await store.finishedJob(event.job_id) : undefined);
+            const record = ended && jobUsageRecord(event.job_id, ended, endOf(event));
+            if (record) await usageRecords.run(record);
+            // Its bodies, when its workspace keeps detailed logs (ingress left them to jobs).
+            const bodies = ended && jobBodies(ended, event, deps.settings.redact);
+            if (bodies) await deps.bus.enqueue("usage.bodies", { bodies: [bodies] }, { msgId: `${bodies.request_id}:bodies` });
+            // The job's token reservation is settled against its real usage (nothing, if it failed).
+            const used = event.usage_tokens ?? (event.status === jobStatuses.failed ? 0 : undefined);
+            if (ticket && used !== undefined) {
+              // With what it used, for the ticket's budget hold (priced by ingress).
+              const settlement = { job_id: event.job_id, ticket, used, ...(event.outcome ? { outcome: event.outcome } : {}) };
+              await deps.bus.enqueue("limits.settle", settlement, { msgId: event.job_id });
+            }
+          }),
       );
       // A workspace's credential put or deleted through ingress's admin API: its unfinished jobs take
       // the change, so every later attempt runs with the current credentials (none, once deleted).
