@@ -224,6 +224,24 @@ describe("when a batch runs", () => {
     await db.query("UPDATE jobs.batches SET status = 'cancelled' WHERE id = $1", [batch.id]);
   });
 
+  it("then a batch cancelled while a step waits on the limits is due at once, not when the limits would have had room", async () => {
+    const batch = await newBatch([chat("c0", "a"), chat("c1", "b")]);
+    const [claimed] = await batches.claim(1);
+    // The step under way was told to wait a minute for the key's limits; the cancel comes meanwhile.
+    expect((await batches.cancel(batch.id, identity.workspace_id)).kind).toBe("ok");
+    await batches.release(claimed!, 60_000);
+    expect((await batches.claim(4)).map((b) => b.id)).toContain(batch.id);
+    await db.query("UPDATE jobs.batches SET lease_until = NULL, lease_token = NULL WHERE id = $1", [batch.id]);
+    expect((await until(runnerWith(admitAll), batch.id, ["cancelled"])).status).toBe("cancelled");
+    // One not cancelled waits as it was told.
+    const other = await newBatch([chat("w0", "a")]);
+    const [waiting] = await batches.claim(4);
+    expect(waiting?.id).toBe(other.id);
+    await batches.release(waiting!, 60_000);
+    expect((await batches.claim(4)).map((b) => b.id)).not.toContain(other.id);
+    await db.query("UPDATE jobs.batches SET status = 'cancelled' WHERE id = $1", [other.id]);
+  });
+
   it("then a batch is not finalized while a line of it still runs, whatever its state says", async () => {
     const batch = await newBatch([chat("f0", "a")]);
     const runner = runnerWith(admitAll);

@@ -259,10 +259,16 @@ export class BatchStore {
     return result.rowCount > 0;
   }
 
-  /** Gives a batch back, to be taken again after `wakeInMs` (unless another claim holds it now). */
+  /**
+   * Gives a batch back, to be taken again after `wakeInMs` (unless another claim holds it now). One
+   * cancelled while the step ran is due at once: the step's wait (for the limits, say, up to a
+   * minute) is no longer what it waits for.
+   */
   async release(batch: BatchRow, wakeInMs: number): Promise<void> {
     await this.db.query(
-      "UPDATE jobs.batches SET lease_until = NULL, lease_token = NULL, wake_at = now() + $3 * interval '1 millisecond' WHERE id = $1 AND lease_token = $2",
+      `UPDATE jobs.batches SET lease_until = NULL, lease_token = NULL,
+         wake_at = CASE WHEN status = 'cancelling' THEN NULL ELSE now() + $3 * interval '1 millisecond' END
+       WHERE id = $1 AND lease_token = $2`,
       [batch.id, batch.lease_token, wakeInMs],
     );
   }
