@@ -184,9 +184,20 @@ async function pump(socket: Socket, source: BodySource, keepGoing: () => boolean
     const data = source.bytesAt(sent, n);
     sent += n;
     const ok = source.chunked ? socket.write(Buffer.concat([Buffer.from(`${n.toString(16)}\r\n`), data, Buffer.from("\r\n")])) : socket.write(data);
-    if (!ok) await new Promise<void>((resolve) => socket.once("drain", resolve).once("close", resolve));
+    if (!ok) await drainOrClose(socket);
   }
   if (sent === source.bytes && source.chunked && !socket.destroyed) socket.write("0\r\n\r\n");
+}
+
+/** Waits for the socket to drain or close, leaving no listener behind (a large body waits many times). */
+function drainOrClose(socket: Socket): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      socket.off("drain", done).off("close", done);
+      resolve();
+    };
+    socket.once("drain", done).once("close", done);
+  });
 }
 
 /** An HTTP/1.1 answer from its raw bytes: head, and a body by content-length (what error answers carry). */
