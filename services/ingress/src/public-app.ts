@@ -243,6 +243,13 @@ function limitRate(gate: RateLimitGate, windowMs: number, budgets: BudgetGate | 
         ...(hold ? { budget: hold } : {}),
       } satisfies TokenTicket;
     }
+    if (res.closed) {
+      // The caller left while it was being admitted (its close already past): nothing is sent on
+      // for it, and what it was charged goes back.
+      if (ticket) gate.settle(ticket, 0);
+      if (hold) budgets!.settle(hold, principal.workspace.id, principal.keyId, { kind: "failed" });
+      return;
+    }
     if (ticket || hold) {
       res.once("close", () => {
         const used = res.locals.usageTokens;

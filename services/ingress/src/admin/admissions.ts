@@ -64,7 +64,12 @@ export function mountAdmissions(app: Express, deps: AdmissionDeps): void {
       if (ask.workspace_id !== claimed.workspace_id) throw new GatewayError("unauthenticated_internal", "The signature is for another workspace");
       const answer = await admit(deps, ask);
       // A caller gone before the answer reached it (its time-out, a reset) will not run these lines:
-      // what was reserved for them is given back, as for a call refused at the door.
+      // what was reserved for them is given back, as for a call refused at the door. It may have gone
+      // while they were being admitted, its close already past.
+      if (res.closed) {
+        giveBack(deps, answer);
+        return;
+      }
       res.once("close", () => {
         if (!res.writableFinished) giveBack(deps, answer);
       });

@@ -1,0 +1,85 @@
+import { createHash } from "node:crypto";
+import { request, type Server } from "node:http";
+import type { AddressInfo, Socket } from "node:net";
+import express from "express";
+import { afterEach, describe, expect, it } from "vitest";
+import { AdmissionClaims, admissionHeader, admissionPurpose } from "@gw/contracts";
+import { SignedClaims } from "@gw/service-kit";
+import type { CredentialRelay } from "../credentials/credential-relay";
+import type { RateLimitGate } from "../limits/rate-limit-gate";
+import type { Ticket } from "../limits/types";
+import type { IdentityStore, KeyPrincipal } from "../store/identity-store";
+import { testPrincipal } from "../testing/principal";
+import { mountAdmissions } from "./admissions";
+
+/**
+ * The admission's give-back when the jobs service is gone before the answer reaches it (its time-out,
+ * a reset): the lines will not run, so what was reserved for them goes back. The key's lookup is held
+ * until the caller has gone, so the caller is gone before the answer exists, every time.
+ */
+const SECRET = "admissions-gone-test-secret";
+const claims = new SignedClaims(AdmissionClaims, SECRET, admissionPurpose);
+const status = { requests: { limit: 10, remaining: 9, resetMs: 1_000 }, tokens: { limit: 1_000, remaining: 900, resetMs: 1_000 } };
+
+let server: Server | undefined;
+afterEach(() => new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve())));
+
+async function admissionsApp(lookup: () => Promise<KeyPrincipal>, settled: Ticket[]) {
+  const app = express();
+  mountAdmissions(app, {
+    store: { findByKeyId: lookup } as unknown as IdentityStore,
+    rateLimits: {
+      admit: async () => ({ allowed: true, status, ticket: { workspaceId: "ws_1", keyId: "key_1", bucket: 7, tokens: 25 } }),
+      settle: (ticket: Ticket, used: number) => settled.push({ ...ticket, tokens: ticket.tokens - used }),
+    } as unknown as RateLimitGate,
+    budgets: undefined,
+    credentials: { headerFor: () => undefined } as unknown as CredentialRelay,
+    internalSecret: SECRET,
+    rateWindowMs: 60_000,
+  });
+  const sockets: Socket[] = [];
+  server = app.listen(0, "127.0.0.1");
+  server.on("connection", (socket) => sockets.push(socket));
+  await new Promise((resolve) => server!.once("listening", resolve));
+  return { port: (server.address() as AddressInfo).port, sockets };
+}
+
+describe("when the jobs service is gone before its admission is answered", () => {
+  it("then the lines' reservations are given back, even when it went while the key was being looked up", async () => {
+    let lookedUp!: () => void;
+    const looking = new Promise<void>((resolve) => (lookedUp = resolve));
+    let answer!: (principal: KeyPrincipal) => void;
+    const lookup = () => {
+      lookedUp();
+      return new Promise<KeyPrincipal>((resolve) => (answer = resolve));
+    };
+    const settled: Ticket[] = [];
+    const { port, sockets } = await admissionsApp(lookup, settled);
+
+    const body = JSON.stringify({
+      workspace_id: "ws_1",
+      key_id: "key_1",
+      route: "/v1/chat/completions",
+      bodies: [{ model: "gpt", max_tokens: 10, messages: [{ role: "user", content: "a" }] }],
+    });
+    const sent = request({
+      port,
+      host: "127.0.0.1",
+      method: "POST",
+      path: "/internal/admissions",
+      headers: {
+        "content-type": "application/json",
+        [admissionHeader]: claims.sign({ workspace_id: "ws_1", body_sha256: createHash("sha256").update(body).digest("hex") }),
+      },
+    });
+    sent.on("error", () => {});
+    sent.end(body);
+    await looking;
+    // The caller goes; the server has seen its connection close before the key is found.
+    const closed = new Promise((resolve) => sockets[0]!.once("close", resolve));
+    sent.destroy();
+    await closed;
+    answer(testPrincipal());
+    await expect.poll(() => settled, { timeout: 5_000 }).toEqual([{ workspaceId: "ws_1", keyId: "key_1", bucket: 7, tokens: 25 }]);
+  });
+});
