@@ -298,7 +298,7 @@ for (const name of targetNames) {
         GATEWAY_JOB_RETENTION_HOURS: "0.001",
       });
       ({ key } = await newWorkspaceKey(gw, { name: "deadlines", models: ["*"] }));
-    }, 60_000);
+    });
     afterAll(async () => {
       await gw?.stop();
       oa.reset();
