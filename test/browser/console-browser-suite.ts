@@ -8,7 +8,7 @@ import { mayDo, type WorkspaceAction, type WorkspaceRole, workspaceActions, work
 import { startOpenAIUpstream, type TestOidcAccount, type TestOidcProvider } from "@gw/testkit";
 import { ConsoleBrowser, signInOperator, startConsoleGateway } from "../e2e/console-client";
 import { eventually } from "../e2e/harness";
-import { type GatewayTarget, targetNames, testPlans } from "../e2e/targets";
+import { type GatewayTarget, type TargetName, testPlans } from "../e2e/targets";
 import {
   describeViolations,
   desktop,
@@ -39,15 +39,6 @@ const ARTIFACTS = fileURLToPath(new URL("./artifacts/", import.meta.url));
 
 let upstream: Awaited<ReturnType<typeof startOpenAIUpstream>>;
 let browser: Browser;
-
-beforeAll(async () => {
-  upstream = await startOpenAIUpstream({ apiKey: UPSTREAM_KEY });
-  browser = await launchBrowser();
-}, 60_000);
-afterAll(async () => {
-  await browser?.close();
-  await upstream?.close();
-});
 
 // $0.001 a token, in and out: a call of a dozen words costs more than a cent.
 const config = () => `
@@ -89,17 +80,30 @@ const requestLink = (id: string) => new RegExp(`request ${id.replace(/[.*+?^${}(
 
 const signedOut: Expected[] = [{ status: 401, path: "/console/api/session" }];
 
-describe("the page list the tests walk", () => {
-  it("is the web app's, and every page has a known heading", () => {
-    expect(pages.length).toBeGreaterThanOrEqual(8);
-    for (const page of pages) {
-      expect(headings[page.path], `heading of ${page.label}`).toBeDefined();
-      for (const action of page.anyOf) expect(workspaceActions).toContain(action);
-    }
+/**
+ * The suite for one target; each target has a test file of its own (console.<target>.browser.test.ts),
+ * so that the two run side by side in the suite's workers rather than one after the other.
+ */
+export function consoleBrowserSuite(name: TargetName): void {
+  beforeAll(async () => {
+    upstream = await startOpenAIUpstream({ apiKey: UPSTREAM_KEY });
+    browser = await launchBrowser();
+  }, 60_000);
+  afterAll(async () => {
+    await browser?.close();
+    await upstream?.close();
   });
-});
 
-for (const name of targetNames) {
+  describe("the page list the tests walk", () => {
+    it("is the web app's, and every page has a known heading", () => {
+      expect(pages.length).toBeGreaterThanOrEqual(8);
+      for (const page of pages) {
+        expect(headings[page.path], `heading of ${page.label}`).toBeDefined();
+        for (const action of page.anyOf) expect(workspaceActions).toContain(action);
+      }
+    });
+  });
+
   const slug = name.replace(/^the /, "").replaceAll(" ", "-");
   const dir = join(ARTIFACTS, slug);
 

@@ -1,0 +1,3 @@
+import { consoleBrowserSuite } from "./console-browser-suite";
+
+consoleBrowserSuite("the mesh");
