@@ -9,7 +9,7 @@ import {
   type UpstreamEmulator,
 } from "@gw/testkit";
 import { eventually } from "./harness";
-import { newWorkspaceKey, startGatewayTarget, targetNames, testPlans, type GatewayTarget } from "./targets";
+import { newWorkspaceKey, startGatewayTarget, type GatewayTarget, type TargetName, testPlans } from "./targets";
 
 /**
  * Async jobs through ingress, in the mesh (JetStream) and the embedded default (in-process bus):
@@ -21,16 +21,6 @@ let oa: UpstreamEmulator;
 let ant: UpstreamEmulator;
 let co: UpstreamEmulator;
 let mis: UpstreamEmulator;
-
-beforeAll(async () => {
-  oa = await startOpenAIUpstream({ apiKey: KEYS.oa });
-  ant = await startAnthropicUpstream({ apiKey: KEYS.ant });
-  co = await startCohereUpstream({ apiKey: KEYS.co });
-  mis = await startMistralUpstream({ apiKey: KEYS.mis });
-});
-afterAll(async () => {
-  await Promise.all([oa?.close(), ant?.close(), co?.close(), mis?.close()]);
-});
 
 const config = () => `
 providers:
@@ -59,7 +49,21 @@ interface Job {
   error?: Record<string, unknown>;
 }
 
-for (const name of targetNames) {
+/**
+ * The suite for one target; each target has a test file of its own (async-jobs.<target>.e2e.test.ts),
+ * so that the two run side by side in the suite's workers rather than one after the other.
+ */
+export function asyncJobsSuite(name: TargetName): void {
+  beforeAll(async () => {
+    oa = await startOpenAIUpstream({ apiKey: KEYS.oa });
+    ant = await startAnthropicUpstream({ apiKey: KEYS.ant });
+    co = await startCohereUpstream({ apiKey: KEYS.co });
+    mis = await startMistralUpstream({ apiKey: KEYS.mis });
+  });
+  afterAll(async () => {
+    await Promise.all([oa?.close(), ant?.close(), co?.close(), mis?.close()]);
+  });
+
   describe(`when async jobs run through ${name}`, () => {
     let gw: GatewayTarget;
     let key: string;
@@ -283,9 +287,7 @@ for (const name of targetNames) {
       expect((await call("POST", "/async/embeddings", body, { "idempotency-key": "bad key with spaces" })).status).toBe(400);
     });
   });
-}
 
-for (const name of targetNames) {
   describe(`when a job outlives its deadline in ${name} (1 s attempts, 2 attempts, short retention)`, () => {
     let gw: GatewayTarget;
     let key: string;

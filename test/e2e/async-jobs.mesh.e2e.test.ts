@@ -1,0 +1,3 @@
+import { asyncJobsSuite } from "./async-jobs-suite";
+
+asyncJobsSuite("the mesh");
