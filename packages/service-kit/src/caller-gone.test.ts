@@ -62,13 +62,20 @@ describe("onAbort", () => {
 
 describe("clientGone", () => {
   /** A stand-in for a response: a close event, and whether the answer was complete by then. */
-  const answer = () => Object.assign(new EventEmitter(), { writableFinished: false });
+  const answer = () => Object.assign(new EventEmitter(), { writableFinished: false, closed: false });
 
   it("when the response closes before the answer is complete, then the caller is gone", () => {
     const res = answer();
     const gone = clientGone(res);
     res.emit("close");
     expect(gone.aborted).toBe(true);
+  });
+
+  it("when the response had closed already, before the answer began, then the caller is gone from the start", () => {
+    const res = answer();
+    res.emit("close");
+    res.closed = true;
+    expect(clientGone(res).aborted).toBe(true);
   });
 
   it("when the response closes after a complete answer, then the caller is not gone", () => {

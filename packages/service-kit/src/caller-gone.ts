@@ -53,12 +53,21 @@ function noop(): void {}
 /** The part of an HTTP response `clientGone` watches. */
 interface Answer {
   readonly writableFinished: boolean;
+  /** Whether the response has closed already (its "close" event is past). */
+  readonly closed: boolean;
   once(event: "close", listener: () => void): unknown;
 }
 
-/** Fires when the client goes away before the answer is complete: the work for it is cancelled. */
+/**
+ * Fires when the client goes away before the answer is complete: the work for it is cancelled. A
+ * client that left before this is asked (while its body was read, say) is gone from the start.
+ */
 export function clientGone(res: Answer): CallerGone {
   const gone = new CallerGone();
+  if (res.closed && !res.writableFinished) {
+    gone.abort();
+    return gone;
+  }
   res.once("close", () => {
     if (!res.writableFinished) gone.abort();
   });
