@@ -6,6 +6,7 @@ import { GatewayConfig, type PlanLimitsTable } from "@gw/config";
 import { createPgliteDb, type Db } from "@gw/db";
 import { createLogger } from "@gw/logger";
 import { createIngressService, type IngressService } from "./service";
+import { testIngressSettings } from "./testing/settings";
 
 /**
  * A caller that leaves while its request is being admitted (here: while the budget's counter is
@@ -64,20 +65,7 @@ beforeAll(async () => {
     db,
     bus,
     logger,
-    settings: {
-      host: "127.0.0.1",
-      port: 0,
-      adminPort: 0,
-      adminToken,
-      internalSecret: SECRET,
-      backends: { inference: backendUrl, tools: backendUrl, jobs: backendUrl },
-      usageUrl: await listen(ledger),
-      bodyLimitBytes: 1024 * 1024,
-      keyCacheTtlMs: 60_000,
-      plans,
-      gateway,
-      rateLimits: { redisUrl: undefined, prefix: "", windowMs: 60_000, failureMode: "open", timeoutMs: 500 },
-    },
+    settings: testIngressSettings({ adminToken, internalSecret: SECRET, backendUrl, plans }, { usageUrl: await listen(ledger), gateway }),
   });
   gw = await service.start();
 }, 60_000);

@@ -7,6 +7,7 @@ import type { PlanLimitsTable } from "@gw/config";
 import { createPgliteDb, type Db } from "@gw/db";
 import { createLogger } from "@gw/logger";
 import { createIngressService, type IngressService } from "./service";
+import { testIngressSettings } from "./testing/settings";
 
 /**
  * The public port's door against hostile requests, in front of a recording backend: what is refused
@@ -56,22 +57,16 @@ beforeAll(async () => {
     db,
     bus,
     logger,
-    settings: {
-      host: "127.0.0.1",
-      port: 0,
-      adminPort: 0,
-      adminToken,
-      internalSecret: "door-test-internal-secret-0123456789",
-      backends: { inference: backendUrl, tools: backendUrl, jobs: backendUrl },
-      bodyLimitBytes: 32 * MiB,
-      keyCacheTtlMs: 60_000,
-      plans,
-      rateLimits: { redisUrl: undefined, prefix: "", windowMs: 60_000, failureMode: "open", timeoutMs: 500 },
-      // Room for one 3 MiB body at a time, so the budget can be seen at work.
-      door: { bodyInflightBytes: 3 * MiB },
-      // Fuzzing sends many bad keys from one address; this file tests the door, not that limit.
-      authGuard: { failuresPerMinute: 0, trackedAddresses: 10, lookupConcurrency: 4, lookupQueue: 256, unknownKeyCacheSize: 1000 },
-    },
+    settings: testIngressSettings(
+      { adminToken, internalSecret: "door-test-internal-secret-0123456789", backendUrl, plans },
+      {
+        bodyLimitBytes: 32 * MiB,
+        // Room for one 3 MiB body at a time, so the budget can be seen at work.
+        door: { bodyInflightBytes: 3 * MiB },
+        // Fuzzing sends many bad keys from one address; this file tests the door, not that limit.
+        authGuard: { failuresPerMinute: 0, trackedAddresses: 10, lookupConcurrency: 4, lookupQueue: 256, unknownKeyCacheSize: 1000 },
+      },
+    ),
   });
   gw = await service.start();
   const ws = await admin("POST", "/admin/workspaces", { name: "door", plan: "pro" });

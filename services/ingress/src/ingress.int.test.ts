@@ -7,6 +7,7 @@ import { createLogger } from "@gw/logger";
 import { verifyIdentity } from "@gw/service-kit";
 import { createTestDatabase, testNatsUrl, uniqueNamespace, type TestDatabase } from "@gw/testkit";
 import { createIngressService, type IngressService } from "./service";
+import { testIngressSettings } from "./testing/settings";
 
 /**
  * Two ingress replicas on one real Postgres database and one NATS namespace, in front of a
@@ -42,18 +43,10 @@ function ingressOn(db: Db, bus: Bus, backendsAt: string, keyCacheTtlMs: number):
     db,
     bus,
     logger,
-    settings: {
-      host: "127.0.0.1",
-      port: 0,
-      adminPort: 0,
-      adminToken,
-      internalSecret: secret,
-      backends: { inference: backendsAt, tools: backendsAt, jobs: backendsAt },
-      bodyLimitBytes: 64 * 1024,
-      keyCacheTtlMs,
-      plans: testPlans,
-      rateLimits: { redisUrl: undefined, prefix: "", windowMs: 60_000, failureMode: "open", timeoutMs: 500 },
-    },
+    settings: testIngressSettings(
+      { adminToken, internalSecret: secret, backendUrl: backendsAt, plans: testPlans },
+      { bodyLimitBytes: 64 * 1024, keyCacheTtlMs },
+    ),
   });
 }
 

@@ -7,6 +7,7 @@ import { internalHeaders } from "@gw/contracts";
 import { createPgliteDb, type Db } from "@gw/db";
 import { createLogger } from "@gw/logger";
 import { createIngressService, type IngressService, type RateLimitSettings } from "./service";
+import { memoryRateLimits, testIngressSettings } from "./testing/settings";
 
 /**
  * Ingress's rate limiting in front of a backend that speaks the internal usage protocol (a header
@@ -20,7 +21,6 @@ const plans: PlanLimitsTable = {
   pro: { requests_per_minute: 100, tokens_per_minute: 100_000 },
   enterprise: { requests_per_minute: 1000, tokens_per_minute: 1_000_000 },
 };
-const memory: RateLimitSettings = { redisUrl: undefined, prefix: "", windowMs: 60_000, failureMode: "open", timeoutMs: 500 };
 
 let db: Db;
 let bus: Bus;
@@ -66,23 +66,12 @@ function startBackend(): Promise<void> {
   );
 }
 
-async function startIngress(rateLimits: RateLimitSettings = memory) {
+async function startIngress(rateLimits: RateLimitSettings = memoryRateLimits) {
   const service = createIngressService({
     db,
     bus,
     logger,
-    settings: {
-      host: "127.0.0.1",
-      port: 0,
-      adminPort: 0,
-      adminToken,
-      internalSecret: "rate-limit-test-internal-secret",
-      backends: { inference: backendUrl, tools: backendUrl, jobs: backendUrl },
-      bodyLimitBytes: 1024 * 1024,
-      keyCacheTtlMs: 60_000,
-      plans,
-      rateLimits,
-    },
+    settings: testIngressSettings({ adminToken, internalSecret: "rate-limit-test-internal-secret", backendUrl, plans }, { rateLimits }),
   });
   services.push(service);
   return service.start();

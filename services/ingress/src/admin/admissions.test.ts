@@ -8,6 +8,7 @@ import { createLogger } from "@gw/logger";
 import { SignedClaims } from "@gw/service-kit";
 import { JOB_HOLD_MS } from "../budgets/budget-gate";
 import { createIngressService, type IngressService } from "../service";
+import { testIngressSettings } from "../testing/settings";
 
 /**
  * `POST /internal/admissions` on a real ingress (PGlite, in-process bus, in-memory limits): a
@@ -42,19 +43,7 @@ beforeAll(async () => {
     db,
     bus,
     logger,
-    settings: {
-      host: "127.0.0.1",
-      port: 0,
-      adminPort: 0,
-      adminToken,
-      internalSecret: SECRET,
-      backends: { inference: "http://127.0.0.1:9", tools: "http://127.0.0.1:9", jobs: "http://127.0.0.1:9" },
-      bodyLimitBytes: 1024 * 1024,
-      keyCacheTtlMs: 60_000,
-      plans,
-      gateway,
-      rateLimits: { redisUrl: undefined, prefix: "", windowMs: 60_000, failureMode: "open", timeoutMs: 500 },
-    },
+    settings: testIngressSettings({ adminToken, internalSecret: SECRET, backendUrl: "http://127.0.0.1:9", plans }, { gateway }),
   });
   adminUrl = (await service.start()).adminUrl;
 }, 60_000);

@@ -5,6 +5,7 @@ import { createInProcessBus, type Bus } from "@gw/bus";
 import { createPgliteDb, type Db } from "@gw/db";
 import { createLogger } from "@gw/logger";
 import { createIngressService, type IngressService } from "../service";
+import { testIngressSettings } from "../testing/settings";
 
 /**
  * The failure budget per client address at the front door: ingress on PGlite and the in-process
@@ -33,19 +34,10 @@ beforeAll(async () => {
     db,
     bus,
     logger,
-    settings: {
-      host: "127.0.0.1",
-      port: 0,
-      adminPort: 0,
-      adminToken,
-      internalSecret: "auth-guard-test-internal-secret",
-      backends: { inference: backendUrl, tools: backendUrl, jobs: backendUrl },
-      bodyLimitBytes: 1024 * 1024,
-      keyCacheTtlMs: 60_000,
-      plans: { plus: limits, pro: limits, enterprise: limits },
-      rateLimits: { redisUrl: undefined, prefix: "", windowMs: 60_000, failureMode: "open", timeoutMs: 500 },
-      authGuard: { failuresPerMinute: 3, trackedAddresses: 100, lookupConcurrency: 2, lookupQueue: 10, unknownKeyCacheSize: 100 },
-    },
+    settings: testIngressSettings(
+      { adminToken, internalSecret: "auth-guard-test-internal-secret", backendUrl, plans: { plus: limits, pro: limits, enterprise: limits } },
+      { authGuard: { failuresPerMinute: 3, trackedAddresses: 100, lookupConcurrency: 2, lookupQueue: 10, unknownKeyCacheSize: 100 } },
+    ),
   });
   gw = await service.start();
 }, 60_000);
