@@ -233,6 +233,17 @@ describe("when a batch runs", () => {
     expect((await batches.claim(4)).map((b) => b.id)).toContain(batch.id);
     await db.query("UPDATE jobs.batches SET lease_until = NULL, lease_token = NULL WHERE id = $1", [batch.id]);
     expect((await until(runnerWith(admitAll), batch.id, ["cancelled"])).status).toBe("cancelled");
+    // A cancelling batch whose lines still run waits as its step says, not claimed again at once.
+    const running = await newBatch([chat("r0", "a")]);
+    await until(runnerWith(admitAll), running.id, ["in_progress"]);
+    await until(runnerWith(admitAll), running.id, ["in_progress"]);
+    expect((await lineJobs(running.id)).map((j) => j.status)).toEqual(["queued"]);
+    expect((await batches.cancel(running.id, identity.workspace_id)).kind).toBe("ok");
+    const [cancelling] = await batches.claim(4);
+    expect(cancelling?.id).toBe(running.id);
+    await batches.release(cancelling!, 60_000);
+    expect((await batches.claim(4)).map((b) => b.id)).not.toContain(running.id);
+    await db.query("UPDATE jobs.batches SET status = 'cancelled' WHERE id = $1", [running.id]);
     // One not cancelled waits as it was told.
     const other = await newBatch([chat("w0", "a")]);
     const [waiting] = await batches.claim(4);

@@ -261,15 +261,15 @@ export class BatchStore {
 
   /**
    * Gives a batch back, to be taken again after `wakeInMs` (unless another claim holds it now). One
-   * cancelled while the step ran is due at once: the step's wait (for the limits, say, up to a
-   * minute) is no longer what it waits for.
+   * cancelled while the step ran (its status no longer the one claimed) is due at once: the step's
+   * wait (for the limits, say, up to a minute) is no longer what it waits for.
    */
   async release(batch: BatchRow, wakeInMs: number): Promise<void> {
     await this.db.query(
       `UPDATE jobs.batches SET lease_until = NULL, lease_token = NULL,
-         wake_at = CASE WHEN status = 'cancelling' THEN NULL ELSE now() + $3 * interval '1 millisecond' END
+         wake_at = CASE WHEN status = 'cancelling' AND $4 <> 'cancelling' THEN NULL ELSE now() + $3 * interval '1 millisecond' END
        WHERE id = $1 AND lease_token = $2`,
-      [batch.id, batch.lease_token, wakeInMs],
+      [batch.id, batch.lease_token, wakeInMs, batch.status],
     );
   }
 
