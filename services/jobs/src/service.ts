@@ -60,6 +60,12 @@ const EVENT_CONCURRENCY = 8;
  * applying one takes milliseconds, and the bus reports a slow one as still worked on.
  */
 const EVENT_ACK_WAIT_MS = 5_000;
+/**
+ * An event (or a credential change) whose handler fails, Postgres being down or failing over, is
+ * tried again every 5 s for over an hour before it is given up. With 20 deliveries a second apart,
+ * Postgres refusing connections for 20 s dropped the job events that arrived meanwhile.
+ */
+const RETRY_THROUGH_OUTAGES = { maxDeliver: 1_000, retryDelayMs: 5_000 };
 /** The largest result a worker may hand over out of band: ten times a 25 MB upload's transcript, or a long speech file. */
 const JOB_RESULT_LIMIT_BYTES = 256 * 1024 * 1024;
 /** OpenAI's limit on a batch input file (the operator's body limit applies first). */
@@ -128,7 +134,7 @@ export function createJobsService(deps: JobsDeps): JobsService {
       }
       events = await deps.bus.consume(
         "jobs.events",
-        { durable: "jobs", concurrency: EVENT_CONCURRENCY, maxDeliver: 20, ackWaitMs: EVENT_ACK_WAIT_MS },
+        { durable: "jobs", concurrency: EVENT_CONCURRENCY, ackWaitMs: EVENT_ACK_WAIT_MS, ...RETRY_THROUGH_OUTAGES },
         (event, meta) =>
           withConsumerSpan({ bus: deps.bus, subject: "jobs.events", group: "jobs", meta }, async () => {
             const { changed, ticket, finished } = await store.apply(event);
@@ -152,7 +158,7 @@ export function createJobsService(deps: JobsDeps): JobsService {
       );
       // A workspace's credential put or deleted through ingress's admin API: its unfinished jobs take
       // the change, so every later attempt runs with the current credentials (none, once deleted).
-      credentialChanges = await deps.bus.consume("credentials.changed", { durable: "jobs", maxDeliver: 20 }, async (change) => {
+      credentialChanges = await deps.bus.consume("credentials.changed", { durable: "jobs", ...RETRY_THROUGH_OUTAGES }, async (change) => {
         const jobs = await store.applyCredentialChange(change);
         logger.info(
           { workspace: change.workspace_id, provider: change.provider, removed: !change.sealed, jobs },
