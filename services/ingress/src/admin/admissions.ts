@@ -84,14 +84,20 @@ async function admit(deps: AdmissionDeps, ask: AdmissionRequest): Promise<Admiss
   if (refusal || !principal) return { lines: ask.bodies.map(() => refused(refusal ?? invalidKey())) };
   const identity = identityOf(principal);
   const lines: AdmittedLine[] = [];
-  for (const body of ask.bodies) {
-    const line = await admitLine(deps, principal, identity.models, ask.route, body);
-    lines.push(line);
-    if (line.kind === "wait") break;
+  try {
+    for (const body of ask.bodies) {
+      const line = await admitLine(deps, principal, identity.models, ask.route, body);
+      lines.push(line);
+      if (line.kind === "wait") break;
+    }
+    const credentials = deps.credentials.headerFor(principal);
+    const captureDays = captureRetention(principal);
+    return { identity, ...(credentials ? { credentials } : {}), ...(captureDays !== undefined ? { capture_days: captureDays } : {}), lines };
+  } catch (err) {
+    // The jobs service gets an error, not these lines: what was reserved for those admitted goes back.
+    giveBack(deps, { lines });
+    throw err;
   }
-  const credentials = deps.credentials.headerFor(principal);
-  const captureDays = captureRetention(principal);
-  return { identity, ...(credentials ? { credentials } : {}), ...(captureDays !== undefined ? { capture_days: captureDays } : {}), lines };
 }
 
 /** One line, as limitRate charges a call at the door: its budget hold and its rate-limit charge, or why not. */
