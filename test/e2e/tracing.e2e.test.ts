@@ -122,7 +122,12 @@ for (const name of targetNames) {
       flaky.script({ status: 503 });
       const res = await post("/chat/completions", { model: "fallback", messages: [{ role: "user", content: "fall back" }] }, caller.traceparent);
       expect(res.status).toBe(200);
-      const spans = await receiver.waitFor(() => inTrace(caller.traceId).filter((s) => s.kind === otlpSpanKind.client).length === 2);
+      // Both attempts, and the inference span over them (which ends after them, so may be exported later).
+      const spans = await receiver.waitFor(() => {
+        const all = inTrace(caller.traceId);
+        const servers = all.filter((s) => s.kind === otlpSpanKind.server && s.service === service("inference") && s.parentSpanId !== caller.spanId);
+        return all.filter((s) => s.kind === otlpSpanKind.client).length === 2 && servers.length > 0;
+      });
       const inference = inTrace(caller.traceId).find(
         (s) => s.kind === otlpSpanKind.server && s.service === service("inference") && s.parentSpanId !== caller.spanId,
       );
@@ -141,9 +146,16 @@ for (const name of targetNames) {
       expect(res.status).toBe(202);
       const job = (await res.json()) as { id: string };
       const requestId = res.headers.get("x-request-id");
+      // Every span asserted below, each process exporting on its own schedule.
       const spans = await receiver.waitFor(() => {
         const all = inTrace(caller.traceId);
-        return all.some((s) => s.kind === otlpSpanKind.client) && all.some((s) => s.name === "process jobs.events");
+        return (
+          all.some((s) => s.parentSpanId === caller.spanId) &&
+          all.some((s) => s.kind === otlpSpanKind.server && s.service === service("jobs")) &&
+          all.some((s) => s.name === "process jobs.work.inference") &&
+          all.some((s) => s.kind === otlpSpanKind.client) &&
+          all.some((s) => s.name === "process jobs.events")
+        );
       });
       const ingress = spans.find((s) => s.parentSpanId === caller.spanId);
       expect(ingress).toMatchObject({ kind: otlpSpanKind.server, name: "POST /v1/async", service: service("ingress") });
