@@ -110,11 +110,8 @@ export class MemoryBudgetStore implements BudgetStore {
     const passed = passedStep(at);
     return keys.map((key) => {
       const counter = this.live(key, now);
-      if (!counter) return undefined;
       // Less the holds of steps that have passed, which the next admission drops.
-      let held = counter.held;
-      for (const [step, filed] of counter.steps) if (step <= passed) held -= filed;
-      return { spent: counter.spent, held: Math.max(0, held) };
+      return counter && { spent: counter.spent, held: heldAt(counter, passed) };
     });
   }
 
@@ -137,16 +134,16 @@ export class MemoryBudgetStore implements BudgetStore {
   }
 }
 
+/** The counter's holds less those of every passed step. */
+function heldAt(counter: Counter, passed: number): number {
+  let held = counter.held;
+  for (const [step, filed] of counter.steps) if (step <= passed) held -= filed;
+  return Math.max(0, held);
+}
+
 /** Drops the holds of every passed step (budget.lua's sweep). */
 function sweep(counter: Counter, passed: number): void {
-  let earliest: number | undefined;
-  let held = counter.held;
-  for (const [step, filed] of counter.steps) {
-    if (step <= passed) {
-      held -= filed;
-      counter.steps.delete(step);
-    } else if (earliest === undefined || step < earliest) earliest = step;
-  }
-  counter.held = Math.max(0, held);
-  counter.earliest = earliest;
+  counter.held = heldAt(counter, passed);
+  for (const step of counter.steps.keys()) if (step <= passed) counter.steps.delete(step);
+  counter.earliest = counter.steps.size > 0 ? Math.min(...counter.steps.keys()) : undefined;
 }

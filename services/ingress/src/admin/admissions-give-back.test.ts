@@ -13,11 +13,11 @@ import { testPrincipal } from "../testing/principal";
 import { mountAdmissions } from "./admissions";
 
 /**
- * The admission's give-back when the jobs service is gone before the answer reaches it (its time-out,
- * a reset): the lines will not run, so what was reserved for them goes back. The key's lookup is held
- * until the caller has gone, so the caller is gone before the answer exists, every time.
+ * The admission's give-back when its lines will not run after all: the jobs service gone before the
+ * answer reaches it (its time-out, a reset; the key's lookup is held until it has gone, so it is gone
+ * before the answer exists, every time), or the answer failing after lines were admitted.
  */
-const SECRET = "admissions-gone-test-secret";
+const SECRET = "admissions-give-back-test-secret";
 const claims = new SignedClaims(AdmissionClaims, SECRET, admissionPurpose);
 const status = { requests: { limit: 10, remaining: 9, resetMs: 1_000 }, tokens: { limit: 1_000, remaining: 900, resetMs: 1_000 } };
 
