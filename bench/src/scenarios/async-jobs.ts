@@ -89,14 +89,11 @@ export const asyncJobs: Scenario = {
       );
       const drainedMs = Number(process.hrtime.bigint() - started) / 1e6;
       // CPU per job, created and completed: every process of the mesh, and Postgres, NATS and Redis.
-      const cpuAfter = readCpu(ctx.processes);
-      const cpuPerJob: Record<string, number> = {};
-      for (const [name, micros] of Object.entries(cpuAfter)) cpuPerJob[name] = Math.round((micros - (cpuBefore[name] ?? 0)) / THROUGHPUT_JOBS);
-      for (const user of cpuUsers(tableBefore, readProcessTable(), drainedMs, process.pid).infrastructure) {
-        cpuPerJob[user.name] = (cpuPerJob[user.name] ?? 0) + Math.round((user.core * drainedMs * 1000) / THROUGHPUT_JOBS);
-      }
+      const cpuPerJob = cpuPerItem(ctx, cpuBefore, tableBefore, drainedMs, THROUGHPUT_JOBS);
 
       ctx.progress(`async: ${POLLS} polls of a finished job by ${CREATORS} clients at once`);
+      const pollCpuBefore = readCpu(ctx.processes);
+      const pollTableBefore = readProcessTable();
       const pollsStarted = process.hrtime.bigint();
       let polled = 0;
       const done = ids[0]!;
@@ -108,7 +105,9 @@ export const asyncJobs: Scenario = {
           }
         }),
       );
-      const pollRate = (POLLS / (Number(process.hrtime.bigint() - pollsStarted) / 1e6)) * 1000;
+      const pollsMs = Number(process.hrtime.bigint() - pollsStarted) / 1e6;
+      const pollRate = (POLLS / pollsMs) * 1000;
+      const cpuPerPoll = cpuPerItem(ctx, pollCpuBefore, pollTableBefore, pollsMs, POLLS);
 
       ctx.progress(`async: ${LATENCY_JOBS} jobs one at a time, create to completed, against the direct call`);
       const direct = createTimedClient(ctx.chat.direct, 1);
@@ -148,13 +147,12 @@ export const asyncJobs: Scenario = {
         {
           title: `Async jobs: CPU per job created, completed and read (µs), ${THROUGHPUT_JOBS} jobs`,
           columns: ["process", "µs/job"],
-          rows: [
-            ...Object.entries(cpuPerJob)
-              .filter(([, micros]) => micros > 0)
-              .sort((a, b) => b[1] - a[1])
-              .map(([name, micros]) => [name, String(micros)]),
-            ["all", String(Object.values(cpuPerJob).reduce((a, b) => a + b, 0))],
-          ],
+          rows: cpuRows(cpuPerJob),
+        },
+        {
+          title: `Async jobs: CPU per poll of a finished job (µs), ${POLLS} polls`,
+          columns: ["process", "µs/poll"],
+          rows: cpuRows(cpuPerPoll),
         },
         {
           title: "Async jobs: latency (ms)",
@@ -180,6 +178,7 @@ export const asyncJobs: Scenario = {
         completedPerSecond: completeRate,
         pollsPerSecond: pollRate,
         cpuMicrosPerJob: cpuPerJob,
+        cpuMicrosPerPoll: cpuPerPoll,
         createLatencyMs: creation,
         createAloneMs: creationAlone,
         createToCompletedMs: e2e,
@@ -197,3 +196,30 @@ export const asyncJobs: Scenario = {
     }
   },
 };
+
+/** CPU each process (Postgres, NATS and Redis included) spent per item over a phase of `ms`. */
+function cpuPerItem(
+  ctx: BenchContext,
+  before: Record<string, number>,
+  tableBefore: ReturnType<typeof readProcessTable>,
+  ms: number,
+  items: number,
+): Record<string, number> {
+  const perItem: Record<string, number> = {};
+  for (const [name, micros] of Object.entries(readCpu(ctx.processes))) perItem[name] = Math.round((micros - (before[name] ?? 0)) / items);
+  for (const user of cpuUsers(tableBefore, readProcessTable(), ms, process.pid).infrastructure) {
+    perItem[user.name] = (perItem[user.name] ?? 0) + Math.round((user.core * ms * 1000) / items);
+  }
+  return perItem;
+}
+
+/** Busiest first, and their sum. */
+function cpuRows(perItem: Record<string, number>): string[][] {
+  return [
+    ...Object.entries(perItem)
+      .filter(([, micros]) => micros > 0)
+      .sort((a, b) => b[1] - a[1])
+      .map(([name, micros]) => [name, String(micros)]),
+    ["all", String(Object.values(perItem).reduce((a, b) => a + b, 0))],
+  ];
+}

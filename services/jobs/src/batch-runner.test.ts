@@ -45,7 +45,7 @@ beforeAll(async () => {
   settlements = [];
   await bus.consume("jobs.work.inference", { durable: "inference" }, async (work) => void works.push(work));
   await bus.consume("limits.settle", { durable: "ingress" }, async (settlement) => void settlements.push(settlement));
-  jobs = new JobStore(db, timings.attemptTimeoutMs);
+  jobs = new JobStore(db, timings.attemptTimeoutMs, timings.retentionMs);
   files = new FileStore(db);
   batches = new BatchStore(db);
 });

@@ -1,7 +1,7 @@
 import { copyFileSync, mkdtempSync, readdirSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { createPgliteDb, runMigrations, type Db } from "@gw/db";
 import { createLogger } from "@gw/logger";
 import type { Identity } from "@gw/contracts";
@@ -12,6 +12,7 @@ import { jobsMigrations } from "./service";
 let db: Db;
 let store: JobStore;
 const TIMEOUT_MS = 60_000;
+const RETENTION_MS = 24 * 3_600_000;
 const identity: Identity = { workspace_id: "ws_a", key_id: "key_a", plan: "pro", models: [["*"]], tools: [] };
 let n = 0;
 
@@ -27,7 +28,7 @@ const newJob = (extra: Partial<NewJob> = {}): NewJob => ({
 beforeAll(async () => {
   db = await createPgliteDb();
   await runMigrations(db, { schema: "jobs", dir: jobsMigrations, logger: createLogger({ service: "t", level: "silent" }) });
-  store = new JobStore(db, TIMEOUT_MS);
+  store = new JobStore(db, TIMEOUT_MS, RETENTION_MS);
 });
 afterAll(() => db?.close());
 
@@ -103,6 +104,35 @@ describe("when a job is read", () => {
     expect(polled).toMatchObject({ id: job.id, status: "completed", result: { ok: true }, error: null, result_bytes: null, attempts: 1 });
     expect(await store.poll(job.id, "embeddings", "ws_b")).toBeUndefined();
     expect(await store.poll(job.id, "embeddings", "ws_a", "key_b")).toBeUndefined();
+  });
+});
+
+describe("when a finished job is polled again", () => {
+  it("then its answer comes from memory, for its own workspace, key and route only, while an unfinished job is read each time", async () => {
+    const job = await created();
+    const queries = vi.spyOn(db, "query");
+    try {
+      expect((await store.poll(job.id, "embeddings", "ws_a"))?.status).toBe("queued");
+      await store.apply(event(job.id, "completed", 1, { result: { ok: 1 } }));
+      queries.mockClear();
+      for (let i = 0; i < 3; i++) expect(await store.poll(job.id, "embeddings", "ws_a")).toMatchObject({ status: "completed", result: { ok: 1 } });
+      expect(queries).toHaveBeenCalledTimes(1);
+      expect(await store.poll(job.id, "embeddings", "ws_b")).toBeUndefined();
+      expect(await store.poll(job.id, "rerank", "ws_a")).toBeUndefined();
+      expect(await store.poll(job.id, "embeddings", "ws_a", "key_b")).toBeUndefined();
+      expect(await store.poll(job.id, "embeddings", "ws_a", "key_a")).toMatchObject({ status: "completed" });
+    } finally {
+      queries.mockRestore();
+    }
+  });
+
+  it("then a job whose row retention may already have removed is read from Postgres, and is gone once removed", async () => {
+    const shortKept = new JobStore(db, TIMEOUT_MS, 1_000);
+    const job = await created();
+    await store.apply(event(job.id, "failed", 1, { error: { message: "x" } }));
+    expect(await shortKept.poll(job.id, "embeddings", "ws_a")).toMatchObject({ status: "failed", error: { message: "x" } });
+    await db.query("DELETE FROM jobs.jobs WHERE id = $1", [job.id]);
+    expect(await shortKept.poll(job.id, "embeddings", "ws_a")).toBeUndefined();
   });
 });
 
@@ -295,7 +325,7 @@ describe("when migration 0004 runs over jobs written before it", () => {
       await insert("job_open", "processing");
       await insert("job_done", "completed");
       await runMigrations(old, { schema: "jobs", dir: jobsMigrations });
-      const oldStore = new JobStore(old, TIMEOUT_MS);
+      const oldStore = new JobStore(old, TIMEOUT_MS, RETENTION_MS);
       for (const id of ["job_open", "job_done"]) {
         expect(await oldStore.read(id, "embeddings", "ws"), id).toMatchObject({
           request: { format: "json", body: { input: 'é ☃ \ud83d\ude00 \\ "q"', n: [1, 2.5, null, true] } },

@@ -2,6 +2,7 @@ import type { Identity, JobEvent, JobRequest, TokenTicket } from "@gw/contracts"
 import { finishedJobStatuses, jobStatuses } from "@gw/contracts";
 import type { CredentialChanged } from "@gw/contracts";
 import type { Db, Queryable } from "@gw/db";
+import { LRUCache } from "lru-cache";
 import { ACTIVE_SQL as ACTIVE_BATCH } from "./batch-store";
 import { GroupCommit } from "./group-commit";
 import type { StoredCredentials } from "./job-credentials";
@@ -30,6 +31,26 @@ export interface JobRow {
   created_at: Date;
   completed_at: Date | null;
 }
+
+/** A finished job's poll answer, and whose it is (a research job's, bound to its key). */
+interface FinishedPoll {
+  job: PolledJob;
+  route: string;
+  workspaceId: string;
+  keyId: string | undefined;
+  /** Roughly what it holds in memory: its JSON texts as UTF-16, and the object around them. */
+  bytes: number;
+}
+
+/** Memory for finished jobs' poll answers in one jobs process. */
+const FINISHED_POLLS_BYTES = 32 * 1024 * 1024;
+/** A larger answer is read from Postgres each time: it would crowd out the many small ones. */
+const FINISHED_POLL_MAX_BYTES = 256 * 1024;
+const POLL_ENTRY_OVERHEAD_BYTES = 512;
+/** Short next to any retention, long next to a client's polling interval. */
+const FINISHED_POLL_TTL_MS = 60_000;
+/** Retention compares Postgres's clock with `completed_at`; ours may run a little behind it. */
+const CLOCK_MARGIN_MS = 5_000;
 
 /** What a poll answers from, and no more: a job's request (up to the body limit) is never read for it. */
 export type PolledJob = Pick<JobRow, "id" | "status" | "created_at" | "completed_at" | "result" | "error" | "result_bytes" | "attempts">;
@@ -124,9 +145,17 @@ export class JobStore {
     return marks.map(() => undefined);
   });
 
+  /**
+   * Finished jobs as polls answer them. A finished row never changes again until retention removes
+   * it, so a client polling for its result (or polling on after it) is answered without Postgres.
+   */
+  private readonly finishedPolls = new LRUCache<string, FinishedPoll>({ maxSize: FINISHED_POLLS_BYTES, sizeCalculation: (entry) => entry.bytes });
+
   constructor(
     private readonly db: Db,
     private readonly attemptTimeoutMs: number,
+    /** How long finished jobs are kept: a cached poll never outlives its row. */
+    private readonly retentionMs: number,
   ) {}
 
   /** One INSERT for all the jobs given, in their order; each is queued, on its first attempt. */
@@ -209,9 +238,29 @@ export class JobStore {
    * answer is made of, so a poll never reads the job's request, identity or credentials.
    */
   async poll(id: string, route: string, workspaceId: string, keyId?: string): Promise<PolledJob | undefined> {
+    const cached = this.finishedPolls.get(id);
+    if (cached && cached.route === route && cached.workspaceId === workspaceId && cached.keyId === keyId) return cached.job;
     type Stored = Omit<PolledJob, "result" | "error"> & { result: string | null; error: string | null };
     const row = await this.find<Stored>("id, status, created_at, completed_at, result, error, result_bytes, attempts", id, route, workspaceId, keyId);
-    return row && { ...row, ...answerOf(row) };
+    if (!row) return undefined;
+    const job = { ...row, ...answerOf(row) };
+    this.rememberFinished(job, row, route, workspaceId, keyId);
+    return job;
+  }
+
+  /** Keeps a finished job's poll answer (a small one held in the row) while its row surely exists. */
+  private rememberFinished(
+    job: PolledJob,
+    text: { result: string | null; error: string | null },
+    route: string,
+    workspaceId: string,
+    keyId: string | undefined,
+  ): void {
+    if (!job.completed_at || job.result_bytes !== null || !finishedJobStatuses.includes(job.status)) return;
+    const bytes = POLL_ENTRY_OVERHEAD_BYTES + 2 * ((text.result?.length ?? 0) + (text.error?.length ?? 0));
+    if (bytes > FINISHED_POLL_MAX_BYTES) return;
+    const ttl = Math.min(FINISHED_POLL_TTL_MS, job.completed_at.getTime() + this.retentionMs - CLOCK_MARGIN_MS - Date.now());
+    if (ttl > 0) this.finishedPolls.set(job.id, { job, route, workspaceId, keyId, bytes }, { ttl });
   }
 
   /** One job's `columns`, if it is the workspace's (and, given a key, that key's). */

@@ -35,7 +35,7 @@ const start = async () => {
 describe("when the embedded default restarts with jobs whose work was only in memory", () => {
   it("then every unfinished job is published again, and finished ones are not", async () => {
     const first = await start();
-    const store = new JobStore(db, timings.attemptTimeoutMs);
+    const store = new JobStore(db, timings.attemptTimeoutMs, timings.retentionMs);
     const identity = { workspace_id: "ws", key_id: "key", plan: "pro" as const, models: [["*"]], tools: [] };
     const make = async (n: number) => {
       const outcome = await store.create({

@@ -78,7 +78,7 @@ const FILE_LIMIT_BYTES = 200 * 1024 * 1024;
  */
 export function createJobsService(deps: JobsDeps): JobsService {
   const { settings, logger } = deps;
-  const store = new JobStore(deps.db, settings.timings.attemptTimeoutMs);
+  const store = new JobStore(deps.db, settings.timings.attemptTimeoutMs, settings.timings.retentionMs);
   // Finished jobs' usage records, one message for those that finish together (each event is acked
   // only once its record is on the bus; the ledger keeps one record per request id).
   const usageRecords = new GroupCommit<UsageRecord, void>(async (records) => {
