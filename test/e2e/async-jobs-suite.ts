@@ -136,6 +136,32 @@ export function asyncJobsSuite(name: TargetName): void {
       expect((await settle("chat/completions", job.id)).status).toBe("completed");
     });
 
+    it("then a poll that prefers to wait (RFC 7240) answers once the job finishes, or with its status at the end of the wait", async () => {
+      oa.script({ delayMs: 1_500 });
+      const job = await create("chat/completions", { model: "gpt", messages: [{ role: "user", content: "wait for me" }] });
+      const started = Date.now();
+      const done = await call("GET", `/async/chat/completions/${job.id}`, undefined, { prefer: "wait=30" });
+      // Woken by the finish, not by the end of its 30 s wait (the upstream takes 1.5 s).
+      expect(Date.now() - started).toBeLessThan(25_000);
+      expect(done.status).toBe(200);
+      expect(done.headers.get("preference-applied")).toBe("wait=30");
+      expect(done.body).toMatchObject({
+        id: job.id,
+        status: "completed",
+        result: { choices: [{ message: { content: expect.stringContaining("wait for me") } }] },
+      });
+
+      oa.script({ delayMs: 4_000 });
+      const slow = await create("chat/completions", { model: "gpt", messages: [{ role: "user", content: "slower" }] });
+      const polled = await call("GET", `/async/chat/completions/${slow.id}`, undefined, { prefer: "respond-async, wait=1" });
+      expect(polled.headers.get("preference-applied")).toBe("wait=1");
+      expect(["queued", "processing"]).toContain(polled.body.status);
+      expect(polled.headers.get("retry-after")).toBe("2");
+      // Another workspace waits for nothing: the job is not there for it.
+      expect((await call("GET", `/async/chat/completions/${slow.id}`, undefined, { prefer: "wait=30" }, otherWorkspaceKey)).status).toBe(404);
+      expect((await settle("chat/completions", slow.id)).status).toBe("completed");
+    });
+
     it("then messages, embeddings, rerank, speech and transcription jobs answer as their routes do", async () => {
       const [messages, embeddings, rerank, speech] = await Promise.all([
         create("messages", { model: "claude", max_tokens: 50, messages: [{ role: "user", content: "hi claude" }] }),

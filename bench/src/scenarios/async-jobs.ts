@@ -17,6 +17,8 @@ const POLLS = 5_000;
 const LATENCY_JOBS = 200;
 /** How often a followed job is polled: small next to the latency it measures. */
 const POLL_EVERY_MS = 2;
+/** The longest a waiting poll is held; a job here takes milliseconds. */
+const WAIT_SECONDS = 10;
 
 interface JobAnswer {
   id: string;
@@ -41,8 +43,9 @@ export const asyncJobs: Scenario = {
       if (res.statusCode !== 202) throw new Error(`async: creating a job answered ${res.statusCode}: ${text.slice(0, 500)}`);
       return JSON.parse(text) as JobAnswer;
     };
-    const poll = async (id: string): Promise<JobAnswer> => {
-      const res = await pool.request({ method: "GET", path: `${create.path}/${id}`, headers: { authorization: gateway.headers.authorization! } });
+    const poll = async (id: string, prefer?: string): Promise<JobAnswer> => {
+      const headers = { authorization: gateway.headers.authorization!, ...(prefer ? { prefer } : {}) };
+      const res = await pool.request({ method: "GET", path: `${create.path}/${id}`, headers });
       const text = await res.body.text();
       if (res.statusCode !== 200) throw new Error(`async: polling ${id} answered ${res.statusCode}: ${text.slice(0, 500)}`);
       return JSON.parse(text) as JobAnswer;
@@ -112,6 +115,7 @@ export const asyncJobs: Scenario = {
       ctx.progress(`async: ${LATENCY_JOBS} jobs one at a time, create to completed, against the direct call`);
       const direct = createTimedClient(ctx.chat.direct, 1);
       const endToEnd = createLatencyHistogram();
+      const endToEndWaiting = createLatencyHistogram();
       const createAlone = createLatencyHistogram();
       const directLatency = createLatencyHistogram();
       try {
@@ -122,6 +126,11 @@ export const asyncJobs: Scenario = {
           createAlone.recordValue(microsSince(t));
           await finish(id);
           endToEnd.recordValue(microsSince(t));
+          // The same, with one poll that waits for the finish (Prefer: wait): no polling interval in it.
+          const w = process.hrtime.bigint();
+          const waited = await poll((await post()).id, `wait=${WAIT_SECONDS}`);
+          if (waited.status !== "completed") throw new Error(`async: a waiting poll answered ${JSON.stringify(waited)}`);
+          endToEndWaiting.recordValue(microsSince(w));
         }
       } finally {
         await direct.close();
@@ -130,6 +139,7 @@ export const asyncJobs: Scenario = {
       const creation = summarize(createLatency);
       const creationAlone = summarize(createAlone);
       const e2e = summarize(endToEnd);
+      const e2eWaiting = summarize(endToEndWaiting);
       const directSummary = summarize(directLatency);
       const createRate = (THROUGHPUT_JOBS / createdMs) * 1000;
       const completeRate = (THROUGHPUT_JOBS / drainedMs) * 1000;
@@ -161,13 +171,10 @@ export const asyncJobs: Scenario = {
             row(`create (${CREATORS} at once)`, creation),
             row("create, one at a time", creationAlone),
             row("create → completed, one at a time", e2e),
+            row("create → completed, one waiting poll", e2eWaiting),
             row("the same call, direct", directSummary),
-            [
-              "added by the job",
-              formatMs(e2e.p50 - directSummary.p50, true),
-              formatMs(e2e.p90 - directSummary.p90, true),
-              formatMs(e2e.p99 - directSummary.p99, true),
-            ],
+            added("added by the job, polling", e2e, directSummary),
+            added("added by the job, waiting poll", e2eWaiting, directSummary),
           ],
         },
       ];
@@ -182,13 +189,16 @@ export const asyncJobs: Scenario = {
         createLatencyMs: creation,
         createAloneMs: creationAlone,
         createToCompletedMs: e2e,
+        createToCompletedWaitingMs: e2eWaiting,
         directMs: directSummary,
         pollEveryMs: POLL_EVERY_MS,
       } as unknown as Json;
       return {
         name: "async",
         tables,
-        notes: [`create → completed is measured by polling every ${POLL_EVERY_MS} ms, which adds up to that much.`],
+        notes: [
+          `create → completed is measured by polling every ${POLL_EVERY_MS} ms, which adds up to that much (and more, as each poll's round trip adds to the interval), and by one poll with \`Prefer: wait=${WAIT_SECONDS}\`, answered when the job's row says completed.`,
+        ],
         data,
       };
     } finally {
@@ -196,6 +206,11 @@ export const asyncJobs: Scenario = {
     }
   },
 };
+
+/** One latency row minus the direct call's, percentile by percentile. */
+function added(label: string, measured: LatencySummary, direct: LatencySummary): string[] {
+  return [label, formatMs(measured.p50 - direct.p50, true), formatMs(measured.p90 - direct.p90, true), formatMs(measured.p99 - direct.p99, true)];
+}
 
 /** CPU each process (Postgres, NATS and Redis included) spent per item over a phase of `ms`. */
 function cpuPerItem(

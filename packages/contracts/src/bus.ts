@@ -181,10 +181,21 @@ export const JobCancel = z.object({
 });
 export type JobCancel = z.infer<typeof JobCancel>;
 
+/**
+ * Jobs whose rows now say finished: published by the jobs replica that applied each finish, so a
+ * poll waiting for one on any replica (`Prefer: wait`) answers at once. A lost notice only makes
+ * such a poll answer at the end of its wait, from the row as it is then.
+ */
+export const JobsFinished = z.object({
+  job_ids: z.array(z.string().startsWith("job_")).min(1),
+});
+export type JobsFinished = z.infer<typeof JobsFinished>;
+
 export const broadcastSubjects = {
   "identity.changed": IdentityChanged,
   "budget.alert": BudgetAlert,
   "jobs.cancel": JobCancel,
+  "jobs.finished": JobsFinished,
 } as const;
 
 export const workSubjects = {

@@ -9,7 +9,11 @@ export interface ApiDocumentOptions {
   version?: string;
 }
 
-const successHeaders: Record<string, string> = { "idempotent-replayed": "IdempotentReplayed", "retry-after": "PollAfter" };
+const successHeaders: Record<string, string> = {
+  "idempotent-replayed": "IdempotentReplayed",
+  "retry-after": "PollAfter",
+  "preference-applied": "PreferenceApplied",
+};
 
 const tags = [
   ["Models", "The models a key may call."],

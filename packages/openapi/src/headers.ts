@@ -34,6 +34,7 @@ export const headerComponents: Record<string, JsonSchema> = {
     description: '"true" when the Idempotency-Key matched an earlier job, which is answered again.',
     schema: { type: "string", enum: ["true"] },
   },
+  PreferenceApplied: { description: "`wait=N` when the poll waited (up to N seconds) for the job to finish, as `Prefer` asked.", schema: { type: "string" } },
   PollAfter: { description: "While the job runs: seconds to wait before polling again (2, growing with the job's age up to 30).", schema: { type: "integer" } },
   ...Object.fromEntries(
     rateLimitHeaders.map((name) => {

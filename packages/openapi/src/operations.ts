@@ -50,6 +50,16 @@ const idempotencyKey: JsonSchema = {
   schema: { type: "string", pattern: "^[\\x21-\\x7e]{1,255}$" },
 };
 
+const preferWait: JsonSchema = {
+  name: "Prefer",
+  in: "header",
+  required: false,
+  description:
+    "`wait=N` (RFC 7240): hold the answer until the job finishes, at most N seconds (up to 30). One waiting poll sees the finish as soon as it is stored, in place of many quick polls.",
+  schema: { type: "string" },
+  example: "wait=20",
+};
+
 const operationId = (path: string, prefix: string) =>
   prefix + path.replace(/^\/v1/, "").replace(/[/{}]+(.)?/g, (_m, ch: string | undefined) => (ch ?? "").toUpperCase());
 
@@ -96,7 +106,7 @@ function modelOperations(): Operation[] {
         description: `The job's status and, once it has finished, the answer \`POST ${path}\` would have given (or its error). Only the workspace that created the job can read it.`,
         envelope,
         charged: false,
-        parameters: [jobId],
+        parameters: [jobId, preferWait],
         success: {
           status: 200,
           description: "The job. While it runs, `retry-after` says when to poll again.",
@@ -110,7 +120,7 @@ function modelOperations(): Operation[] {
               },
             },
           },
-          headers: ["retry-after"],
+          headers: ["retry-after", "preference-applied"],
         },
         errors: statuses(AUTH, [404]),
       },
@@ -342,8 +352,8 @@ function toolOperations(): Operation[] {
       description: "The task: 202 while it runs, 200 once it has completed or failed. Only the key that started it can read it.",
       envelope: "openai",
       charged: false,
-      parameters: [{ ...jobId, description: "The task's `request_id`." }],
-      success: { status: 200, description: "The task, completed or failed.", content: json("WebtoolResearchStatus") },
+      parameters: [{ ...jobId, description: "The task's `request_id`." }, preferWait],
+      success: { status: 200, description: "The task, completed or failed.", content: json("WebtoolResearchStatus"), headers: ["preference-applied"] },
       pending: "The task, still running: `retry-after` says when to poll again.",
       errors: statuses(AUTH, [404]),
     },

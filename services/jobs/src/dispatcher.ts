@@ -42,6 +42,8 @@ export class Dispatcher {
     private readonly timings: JobTimings,
     private readonly logger: Logger,
     private readonly credentials: JobCredentials,
+    /** A job the sweep failed (its row now finished), for the polls waiting on it. */
+    private readonly finished: (jobId: string) => void = () => {},
   ) {}
 
   /**
@@ -156,6 +158,7 @@ export class Dispatcher {
     const failed = await this.store.failOverdue(maxAttempts, timeoutError, BATCH);
     if (failed.length > 0) this.logger.warn({ jobs: failed.map((f) => f.id) }, "jobs: out of attempts past the deadline; failed");
     for (const { id, attempts, job } of failed) {
+      this.finished(id);
       await this.cancel(id, attempts);
       const envelope = timeoutError(job.route, maxAttempts);
       const record = jobUsageRecord(id, job, { status: new GatewayError("upstream_timeout", "").status, errorType: errorTypeOf(envelope) });

@@ -113,14 +113,39 @@ describe("when a finished job is polled again", () => {
     const queries = vi.spyOn(db, "query");
     try {
       expect((await store.poll(job.id, "embeddings", "ws_a"))?.status).toBe("queued");
+      expect((await store.poll(job.id, "embeddings", "ws_a"))?.status).toBe("queued");
+      expect(queries).toHaveBeenCalledTimes(2);
       await store.apply(event(job.id, "completed", 1, { result: { ok: 1 } }));
       queries.mockClear();
-      for (let i = 0; i < 3; i++) expect(await store.poll(job.id, "embeddings", "ws_a")).toMatchObject({ status: "completed", result: { ok: 1 } });
-      expect(queries).toHaveBeenCalledTimes(1);
+      // The process that applied the finish answers from what it wrote.
+      const fromRow = await db.query("SELECT completed_at FROM jobs.jobs WHERE id = $1", [job.id]);
+      queries.mockClear();
+      for (let i = 0; i < 3; i++) {
+        expect(await store.poll(job.id, "embeddings", "ws_a")).toEqual({
+          id: job.id,
+          status: "completed",
+          created_at: job.created_at,
+          completed_at: (fromRow.rows[0] as { completed_at: Date }).completed_at,
+          result: { ok: 1 },
+          error: null,
+          result_bytes: null,
+          attempts: 1,
+        });
+      }
+      expect(await store.poll(job.id, "embeddings", "ws_a", "key_a")).toMatchObject({ status: "completed" });
+      expect(queries).toHaveBeenCalledTimes(0);
       expect(await store.poll(job.id, "embeddings", "ws_b")).toBeUndefined();
       expect(await store.poll(job.id, "rerank", "ws_a")).toBeUndefined();
       expect(await store.poll(job.id, "embeddings", "ws_a", "key_b")).toBeUndefined();
-      expect(await store.poll(job.id, "embeddings", "ws_a", "key_a")).toMatchObject({ status: "completed" });
+
+      // Another replica reads the finished row once, then answers from memory too.
+      const replica = new JobStore(db, TIMEOUT_MS, RETENTION_MS);
+      queries.mockClear();
+      for (let i = 0; i < 3; i++) expect(await replica.poll(job.id, "embeddings", "ws_a")).toMatchObject({ status: "completed", result: { ok: 1 } });
+      expect(queries).toHaveBeenCalledTimes(1);
+      // It did not learn the job's key from that read: a poll bound to a key still asks Postgres.
+      expect(await replica.poll(job.id, "embeddings", "ws_a", "key_b")).toBeUndefined();
+      expect(queries).toHaveBeenCalledTimes(2);
     } finally {
       queries.mockRestore();
     }

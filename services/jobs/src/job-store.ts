@@ -37,6 +37,7 @@ interface FinishedPoll {
   job: PolledJob;
   route: string;
   workspaceId: string;
+  /** The job's key, when the read that kept it knew it. */
   keyId: string | undefined;
   /** Roughly what it holds in memory: its JSON texts as UTF-16, and the object around them. */
   bytes: number;
@@ -239,7 +240,8 @@ export class JobStore {
    */
   async poll(id: string, route: string, workspaceId: string, keyId?: string): Promise<PolledJob | undefined> {
     const cached = this.finishedPolls.get(id);
-    if (cached && cached.route === route && cached.workspaceId === workspaceId && cached.keyId === keyId) return cached.job;
+    // A poll bound to a key is answered from memory only when the entry knows the job's key.
+    if (cached && cached.route === route && cached.workspaceId === workspaceId && (keyId === undefined || cached.keyId === keyId)) return cached.job;
     type Stored = Omit<PolledJob, "result" | "error"> & { result: string | null; error: string | null };
     const row = await this.find<Stored>("id, status, created_at, completed_at, result, error, result_bytes, attempts", id, route, workspaceId, keyId);
     if (!row) return undefined;
@@ -344,6 +346,7 @@ export class JobStore {
    */
   async apply(event: JobEvent): Promise<{ changed: boolean; ticket?: TokenTicket; finished?: FinishedJob }> {
     const finished = finishedJobStatuses.includes(event.status);
+    const texts = { result: jsonText(event.result), error: jsonText(event.error) };
     const result = await this.db.query(
       `UPDATE jobs.jobs SET status = $2, status_at = $3, updated_at = now(),
          result = CASE WHEN $4::boolean THEN $5::text ELSE result END,
@@ -364,8 +367,8 @@ export class JobStore {
         withoutNul(event.status),
         event.at,
         finished,
-        jsonText(event.result),
-        jsonText(event.error),
+        texts.result,
+        texts.error,
         this.attemptTimeoutMs,
         event.upstream_id === undefined ? null : withoutNul(event.upstream_id),
         event.attempt,
@@ -376,6 +379,21 @@ export class JobStore {
     const row = result.rows[0] as (FinishedJob & { token_ticket: TokenTicket | null }) | undefined;
     if (!row) return { changed: false };
     const { token_ticket, ...job } = row;
+    // The finish as a poll answers it, for the polls to come (a waiting one first): the event is
+    // this process's own copy of what the row now holds.
+    if (finished && job.completed_at) {
+      const polled = {
+        id: event.job_id,
+        status: event.status,
+        created_at: job.created_at,
+        completed_at: job.completed_at,
+        result: event.result ?? null,
+        error: event.error ?? null,
+        result_bytes: event.result_stored?.bytes ?? null,
+        attempts: event.attempt,
+      };
+      this.rememberFinished(polled, { result: texts.result, error: texts.error }, job.route, job.workspace_id, job.key_id);
+    }
     return { changed: true, ...(finished && token_ticket ? { ticket: token_ticket } : {}), ...(finished ? { finished: job } : {}) };
   }
 

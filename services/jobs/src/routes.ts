@@ -16,6 +16,7 @@ import { fromZodError, GatewayError } from "@gw/errors";
 import { jsonBody, readTranscriptionForm, refuseCredentials, routeLabel, writeOrWait, type Catalog } from "@gw/service-kit";
 import { asyncModelRoutes, researchRoute, type AsyncModelRoute } from "./async-routes";
 import type { Dispatcher } from "./dispatcher";
+import { preferredWaitSeconds, type FinishWaiters } from "./finish-waiters";
 import type { JobCredentials } from "./job-credentials";
 import type { JobRow, JobStore, NewJob, PolledJob } from "./job-store";
 
@@ -25,6 +26,8 @@ export interface JobRoutesDeps {
   credentials: JobCredentials;
   bus: Bus;
   dispatcher: Dispatcher;
+  /** Polls that wait for their job to finish (`Prefer: wait=N`). */
+  waiters: FinishWaiters;
   catalog: Catalog;
   /** Largest request body, as for the regular routes (express's `limit` syntax). */
   bodyLimit: string;
@@ -70,7 +73,8 @@ export function mountJobRoutes(app: Express, deps: JobRoutesDeps): void {
     const id = segments.pop() ?? "";
     const route = segments.join("/");
     if (!asyncModelRoutes[route] || !id.startsWith("job_")) throw unknownAsyncRoute(req);
-    const job = await deps.store.poll(id, route, (res.locals.identity as Identity).workspace_id);
+    const job = await pollWaiting(req, res, deps.waiters, id, () => deps.store.poll(id, route, (res.locals.identity as Identity).workspace_id));
+    if (res.closed) return;
     if (!job) throw jobNotFound(id);
     setPollHeader(res, job);
     const answer = AsyncJob.parse(asyncAnswer(job));
@@ -123,12 +127,42 @@ export function mountJobRoutes(app: Express, deps: JobRoutesDeps): void {
     const identity = res.locals.identity as Identity;
     const id = String(req.params.jobId);
     // Bound to the key that created it: another key, even of the same workspace, gets the same 404.
-    const job = await deps.store.poll(id, researchRoute, identity.workspace_id, identity.key_id);
+    const job = await pollWaiting(req, res, deps.waiters, id, () => deps.store.poll(id, researchRoute, identity.workspace_id, identity.key_id));
+    if (res.closed) return;
     if (!job) throw jobNotFound(id);
     setPollHeader(res, job);
     const answer = researchAnswer(job);
     res.status(finishedJobStatuses.includes(job.status) ? 200 : 202).json(answer);
   });
+}
+
+/**
+ * A poll's job, read once; with `Prefer: wait=N`, a job not yet finished is read again when it
+ * finishes, after N seconds, or not at all if the client has gone. Registered before the first read,
+ * so a finish applied in between still wakes it.
+ */
+async function pollWaiting(
+  req: Request,
+  res: Response,
+  waiters: FinishWaiters,
+  id: string,
+  read: () => Promise<PolledJob | undefined>,
+): Promise<PolledJob | undefined> {
+  const seconds = preferredWaitSeconds(req.get("prefer"));
+  if (seconds === 0) return read();
+  res.setHeader("preference-applied", `wait=${seconds}`);
+  const wait = waiters.register(id);
+  const gone = () => wait.end();
+  res.once("close", gone);
+  try {
+    const job = await read();
+    if (!job || finishedJobStatuses.includes(job.status) || res.closed) return job;
+    await wait.until(seconds * 1000);
+    return res.closed ? job : read();
+  } finally {
+    res.off("close", gone);
+    wait.end();
+  }
 }
 
 /**

@@ -16,6 +16,7 @@ import { GroupCommit } from "./group-commit";
 import { JobCredentials } from "./job-credentials";
 import { JobStore } from "./job-store";
 import { endOf, jobBodies, jobUsageRecord } from "./job-usage";
+import { FinishWaiters } from "./finish-waiters";
 import { mountJobRoutes } from "./routes";
 
 export interface JobsSettings {
@@ -86,7 +87,8 @@ export function createJobsService(deps: JobsDeps): JobsService {
     return records.map(() => undefined);
   }, MAX_USAGE_BATCH);
   const credentials = new JobCredentials(settings.masterKey, settings.internalSecret);
-  const dispatcher = new Dispatcher(store, deps.bus, settings.timings, logger, credentials);
+  const waiters = new FinishWaiters(deps.bus, logger);
+  const dispatcher = new Dispatcher(store, deps.bus, settings.timings, logger, credentials, (id) => waiters.announce(id));
   const catalog = new Catalog(deps.gateway);
   const files = new FileStore(deps.db);
   const batches = new BatchStore(deps.db);
@@ -115,6 +117,7 @@ export function createJobsService(deps: JobsDeps): JobsService {
         store,
         credentials,
         dispatcher,
+        waiters,
         catalog,
         bus: deps.bus,
         bodyLimit: `${settings.bodyLimitBytes}b`,
@@ -138,6 +141,7 @@ export function createJobsService(deps: JobsDeps): JobsService {
         (event, meta) =>
           withConsumerSpan({ bus: deps.bus, subject: "jobs.events", group: "jobs", meta }, async () => {
             const { changed, ticket, finished } = await store.apply(event);
+            if (changed && finishedJobStatuses.includes(event.status)) waiters.announce(event.job_id);
             logger.debug({ job: event.job_id, status: event.status, attempt: event.attempt, changed }, "jobs: event applied");
             // The job's usage record goes out before the event is acked: a crash in between redelivers
             // the event, which publishes the record again (the ledger keeps one per request id).
@@ -170,6 +174,7 @@ export function createJobsService(deps: JobsDeps): JobsService {
       return { url: (await http.start()).url };
     },
     async stop() {
+      waiters.stop();
       await http.stop();
       await runner.stop();
       await dispatcher.stop();

@@ -1,0 +1,98 @@
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { createInProcessBus } from "@gw/bus";
+import { createLogger } from "@gw/logger";
+import { FinishWaiters, MAX_POLL_WAIT_SECONDS, preferredWaitSeconds } from "./finish-waiters";
+
+const logger = createLogger({ service: "t", level: "silent" });
+const bus = createInProcessBus({ logger });
+/** A wait long enough that a test relying on it would time out rather than pass. */
+const FOREVER_MS = 600_000;
+const replicas: FinishWaiters[] = [];
+const replica = () => {
+  const waiters = new FinishWaiters(bus, logger);
+  replicas.push(waiters);
+  return waiters;
+};
+afterEach(() => {
+  for (const waiters of replicas.splice(0)) waiters.stop();
+  vi.restoreAllMocks();
+});
+
+/** Whether `promise` has settled by the end of a few turns of the event loop. */
+async function settled(promise: Promise<unknown>): Promise<boolean> {
+  let done = false;
+  void promise.then(() => {
+    done = true;
+  });
+  for (let i = 0; i < 5; i++) await new Promise((resolve) => setImmediate(resolve));
+  return done;
+}
+
+describe("when a poll waits for its job to finish", () => {
+  it("then a finish applied by another replica wakes it, and another job's finish does not", async () => {
+    const [a, b] = [replica(), replica()];
+    const wait = a.register("job_1");
+    const waiting = wait.until(FOREVER_MS);
+    b.announce("job_2");
+    expect(await settled(waiting)).toBe(false);
+    b.announce("job_1");
+    await waiting;
+    wait.end();
+    expect(a.size).toBe(0);
+  });
+
+  it("then a finish between registering and waiting (the poll was reading the row) is not missed", async () => {
+    const waiters = replica();
+    const wait = waiters.register("job_1");
+    waiters.announce("job_1");
+    expect(await settled(wait.until(FOREVER_MS))).toBe(true);
+    wait.end();
+  });
+
+  it("then it answers at the end of its wait when nothing finishes, and at once when its client goes", async () => {
+    const waiters = replica();
+    const short = waiters.register("job_1");
+    await short.until(20);
+    short.end();
+    const gone = waiters.register("job_1");
+    const waiting = gone.until(FOREVER_MS);
+    gone.end();
+    expect(await settled(waiting)).toBe(true);
+    expect(waiters.size).toBe(0);
+  });
+
+  it("then stopping answers every waiting poll, and one that registers afterwards does not wait", async () => {
+    const waiters = replica();
+    const waits = ["job_1", "job_2"].map((id) => waiters.register(id));
+    const waiting = Promise.all(waits.map((w) => w.until(FOREVER_MS)));
+    waiters.stop();
+    expect(await settled(waiting)).toBe(true);
+    expect(await settled(waiters.register("job_3").until(FOREVER_MS))).toBe(true);
+  });
+
+  it("then the finishes of one turn of the event loop go to the other replicas in one message", async () => {
+    const waiters = replica();
+    const publish = vi.spyOn(bus, "publish");
+    for (const id of ["job_1", "job_2", "job_3"]) waiters.announce(id);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(publish.mock.calls).toEqual([["jobs.finished", { job_ids: ["job_1", "job_2", "job_3"] }]]);
+  });
+});
+
+describe("when a poll says how long it prefers to wait", () => {
+  it.each([
+    ["wait=5", 5],
+    ["respond-async, wait=10", 10],
+    ["handling=lenient; wait = 7", 7],
+    ['wait="3"', 3],
+    [`wait=${MAX_POLL_WAIT_SECONDS + 100}`, MAX_POLL_WAIT_SECONDS],
+    ["wait=0", 0],
+    ["wait=-1", 0],
+    ["wait=2.5", 0],
+    ["waited=3", 0],
+    ["handling=strict", 0],
+    [undefined, 0],
+  ])("then %s means %d seconds", (prefer, seconds) => {
+    expect(preferredWaitSeconds(prefer)).toBe(seconds);
+  });
+});

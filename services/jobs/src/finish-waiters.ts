@@ -1,0 +1,108 @@
+import type { Bus } from "@gw/bus";
+import type { Logger } from "@gw/logger";
+
+/** The longest a poll may wait for its job (`Prefer: wait=N`): well inside any proxy's idle timeout. */
+export const MAX_POLL_WAIT_SECONDS = 30;
+
+/** A poll's registration, made before it reads the row so that no finish can slip in between. */
+export interface FinishWait {
+  /** Resolves when the job is reported finished (at once if it was since registering), after `ms`, or at `end`. */
+  until(ms: number): Promise<void>;
+  /** Always call, in a `finally`. */
+  end(): void;
+}
+
+/**
+ * Polls that asked to wait for their job to finish (RFC 7240's `Prefer: wait=N`), and the notices
+ * that wake them. A finish is applied by whichever jobs replica took its event; that replica wakes
+ * its own waiters and tells the others on `jobs.finished` (the finishes of one turn of the event loop
+ * in one message), so a poll held anywhere answers as soon as the row says finished.
+ */
+export class FinishWaiters {
+  private readonly waiting = new Map<string, Set<() => void>>();
+  private announcing: string[] = [];
+  private stopped = false;
+  private readonly unsubscribe: () => void;
+
+  constructor(
+    private readonly bus: Bus,
+    private readonly logger: Logger,
+  ) {
+    this.unsubscribe = bus.subscribe("jobs.finished", ({ job_ids }) => this.wake(job_ids));
+  }
+
+  register(jobId: string): FinishWait {
+    let woken = this.stopped;
+    let release: (() => void) | undefined;
+    let timer: NodeJS.Timeout | undefined;
+    const listener = () => {
+      woken = true;
+      release?.();
+    };
+    const listeners = this.waiting.get(jobId) ?? new Set();
+    listeners.add(listener);
+    this.waiting.set(jobId, listeners);
+    return {
+      until: (ms) =>
+        new Promise<void>((resolve) => {
+          if (woken) return resolve();
+          release = resolve;
+          timer = setTimeout(resolve, ms);
+        }),
+      // Also releases a wait in progress: a poll whose client has gone stops waiting.
+      end: () => {
+        clearTimeout(timer);
+        release?.();
+        listeners.delete(listener);
+        if (listeners.size === 0 && this.waiting.get(jobId) === listeners) this.waiting.delete(jobId);
+      },
+    };
+  }
+
+  /** Polls waiting here, for tests and the metrics of a replica. */
+  get size(): number {
+    let n = 0;
+    for (const listeners of this.waiting.values()) n += listeners.size;
+    return n;
+  }
+
+  /** A job's row now says finished (committed): wake its polls here, and tell the other replicas. */
+  announce(jobId: string): void {
+    this.wake([jobId]);
+    if (this.announcing.push(jobId) > 1) return;
+    setImmediate(() => {
+      const job_ids = this.announcing;
+      this.announcing = [];
+      this.bus.publish("jobs.finished", { job_ids }).catch((err: unknown) => {
+        // Polls waiting on another replica then answer at the end of their wait, from the row.
+        this.logger.warn({ err, jobs: job_ids.length }, "jobs: telling other replicas of finished jobs failed");
+      });
+    });
+  }
+
+  /** Answers every waiting poll now, from its row as it is, so that stopping never waits out their waits. */
+  stop(): void {
+    this.stopped = true;
+    this.unsubscribe();
+    this.wake([...this.waiting.keys()]);
+  }
+
+  private wake(jobIds: readonly string[]): void {
+    for (const id of jobIds) {
+      const listeners = this.waiting.get(id);
+      if (!listeners) continue;
+      this.waiting.delete(id);
+      for (const listener of listeners) listener();
+    }
+  }
+}
+
+/**
+ * The seconds a poll asks to wait for its job (`Prefer: wait=N`, RFC 7240), at most
+ * `MAX_POLL_WAIT_SECONDS`; 0 when it asks for none. Other preferences in the header are ignored.
+ */
+export function preferredWaitSeconds(prefer: string | undefined): number {
+  if (!prefer) return 0;
+  const match = /(?:^|[\s,;])wait\s*=\s*"?(\d{1,9})"?\s*(?:$|[\s,;])/i.exec(prefer);
+  return match ? Math.min(MAX_POLL_WAIT_SECONDS, Number(match[1])) : 0;
+}
