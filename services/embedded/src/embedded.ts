@@ -159,6 +159,8 @@ export async function startEmbedded(
     adminToken,
     firstSignIn,
     async stop() {
+      // Held polls answer now, so that ingress's drain does not wait out their waits.
+      jobs.releasePolls();
       await ingress.stop();
       await Promise.all([inference.stop(), tools.stop(), jobs.stop(), people.stop()]);
       // Last: it takes the records the others published as they stopped.

@@ -83,7 +83,9 @@ describe("when a poll says how long it prefers to wait", () => {
   it.each([
     ["wait=5", 5],
     ["respond-async, wait=10", 10],
-    ["handling=lenient; wait = 7", 7],
+    ["handling=lenient, wait = 7", 7],
+    ["handling=lenient; wait=7", 0],
+    ["wait=12345678901234567890", MAX_POLL_WAIT_SECONDS],
     ['wait="3"', 3],
     [`wait=${MAX_POLL_WAIT_SECONDS + 100}`, MAX_POLL_WAIT_SECONDS],
     ["wait=0", 0],

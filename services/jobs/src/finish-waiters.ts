@@ -1,8 +1,11 @@
 import type { Bus } from "@gw/bus";
 import type { Logger } from "@gw/logger";
 
-/** The longest a poll may wait for its job (`Prefer: wait=N`): well inside any proxy's idle timeout. */
-export const MAX_POLL_WAIT_SECONDS = 30;
+/**
+ * The longest a poll may wait for its job (`Prefer: wait=N`): no longer than ingress gives a request
+ * in flight when it stops (10 s), so a rolling restart answers held polls rather than cutting them.
+ */
+export const MAX_POLL_WAIT_SECONDS = 10;
 
 /** A poll's registration, made before it reads the row so that no finish can slip in between. */
 export interface FinishWait {
@@ -103,6 +106,7 @@ export class FinishWaiters {
  */
 export function preferredWaitSeconds(prefer: string | undefined): number {
   if (!prefer) return 0;
-  const match = /(?:^|[\s,;])wait\s*=\s*"?(\d{1,9})"?\s*(?:$|[\s,;])/i.exec(prefer);
+  // A preference, not a parameter of another one (`handling=lenient; wait=7` is not a wait).
+  const match = /(?:^|,)\s*wait\s*=\s*"?(\d+)"?\s*(?:$|[,;])/i.exec(prefer);
   return match ? Math.min(MAX_POLL_WAIT_SECONDS, Number(match[1])) : 0;
 }

@@ -150,13 +150,14 @@ async function pollWaiting(
 ): Promise<PolledJob | undefined> {
   const seconds = preferredWaitSeconds(req.get("prefer"));
   if (seconds === 0) return read();
-  res.setHeader("preference-applied", `wait=${seconds}`);
   const wait = waiters.register(id);
   const gone = () => wait.end();
   res.once("close", gone);
   try {
     const job = await read();
-    if (!job || finishedJobStatuses.includes(job.status) || res.closed) return job;
+    if (!job || res.closed) return job;
+    res.setHeader("preference-applied", `wait=${seconds}`);
+    if (finishedJobStatuses.includes(job.status)) return job;
     await wait.until(seconds * 1000);
     return res.closed ? job : read();
   } finally {

@@ -47,6 +47,10 @@ export interface JobsDeps {
 
 export interface JobsService {
   start(): Promise<{ url: string }>;
+  /** Answers every poll waiting for its job (`Prefer: wait`) now; `stop` does it first too. */
+  releasePolls(): void;
+  /** Polls held here now, waiting for their jobs. */
+  heldPolls(): number;
   stop(): Promise<void>;
 }
 
@@ -173,6 +177,8 @@ export function createJobsService(deps: JobsDeps): JobsService {
       runner.start();
       return { url: (await http.start()).url };
     },
+    releasePolls: () => waiters.stop(),
+    heldPolls: () => waiters.size,
     async stop() {
       waiters.stop();
       await http.stop();
