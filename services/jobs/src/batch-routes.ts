@@ -5,6 +5,7 @@ import { fromZodError, GatewayError } from "@gw/errors";
 import { jsonBody, readFormEntries, routeLabel, writeOrWait } from "@gw/service-kit";
 import { batchObject, type BatchRow, type BatchStore } from "./batch-store";
 import { fileObject, type FileStore } from "./file-store";
+import { gateLargeBodies, type UploadGate } from "./upload-gate";
 
 export interface BatchRoutesDeps {
   files: FileStore;
@@ -13,6 +14,8 @@ export interface BatchRoutesDeps {
   fileLimitBytes: number;
   /** Tells the runner a batch has work now (created or cancelled). */
   kick(): void;
+  /** Large bodies stored at once, shared with the async routes. */
+  uploads: UploadGate;
 }
 
 /** A file goes out in slices of this size, so a download never holds all of it. */
@@ -39,11 +42,17 @@ const identityOf = (res: Response) => res.locals.identity as Identity;
 export function mountBatchRoutes(app: Express, deps: BatchRoutesDeps): void {
   const { files, batches } = deps;
 
-  app.post("/v1/files", routeLabel("/v1/files"), express.raw({ limit: deps.fileLimitBytes, type: () => true }), async (req, res) => {
-    const upload = await readUpload(req);
-    const row = await files.create({ workspaceId: identityOf(res).workspace_id, ...upload });
-    res.json(fileObject(row));
-  });
+  app.post(
+    "/v1/files",
+    routeLabel("/v1/files"),
+    gateLargeBodies(deps.uploads),
+    express.raw({ limit: deps.fileLimitBytes, type: () => true }),
+    async (req, res) => {
+      const upload = await readUpload(req);
+      const row = await files.create({ workspaceId: identityOf(res).workspace_id, ...upload });
+      res.json(fileObject(row));
+    },
+  );
 
   app.get("/v1/files", routeLabel("/v1/files"), async (req, res) => {
     const query = parseQuery(FileListQuery, req);

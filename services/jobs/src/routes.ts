@@ -17,6 +17,7 @@ import { jsonBody, readTranscriptionForm, refuseCredentials, routeLabel, writeOr
 import { asyncModelRoutes, researchRoute, type AsyncModelRoute } from "./async-routes";
 import type { Dispatcher } from "./dispatcher";
 import { preferredWaitSeconds, type FinishWaiters } from "./finish-waiters";
+import { gateLargeBodies, type UploadGate } from "./upload-gate";
 import type { JobCredentials } from "./job-credentials";
 import type { JobRow, JobStore, NewJob, PolledJob } from "./job-store";
 
@@ -28,6 +29,8 @@ export interface JobRoutesDeps {
   dispatcher: Dispatcher;
   /** Polls that wait for their job to finish (`Prefer: wait=N`). */
   waiters: FinishWaiters;
+  /** Large bodies stored at once (uploads), so that a few cannot run the process out of memory. */
+  uploads: UploadGate;
   catalog: Catalog;
   /** Largest request body, as for the regular routes (express's `limit` syntax). */
   bodyLimit: string;
@@ -53,6 +56,7 @@ export function mountJobRoutes(app: Express, deps: JobRoutesDeps): void {
   app.post(
     "/v1/async/*route",
     routeLabel("/v1/async"),
+    gateLargeBodies(deps.uploads),
     (req, res, next) => {
       const spec = asyncModelRoutes[asyncRouteOf(req)];
       if (!spec) return next(unknownAsyncRoute(req));
@@ -199,6 +203,32 @@ function jobNotFound(id: string): GatewayError {
 }
 
 /**
+ * A transcription form checked as its regular route checks it, and what identifies it for
+ * idempotency: a resent form has a new boundary, so its identity is its entries, files by their
+ * digest (read a chunk at a time, never copied whole again).
+ */
+async function checkedFormIdentity(
+  contentType: string | undefined,
+  body: Buffer,
+  identity: Identity,
+  catalog: Catalog,
+  spec: AsyncModelRoute,
+): Promise<string> {
+  const upload = await readTranscriptionForm(contentType, body);
+  if (upload.form.stream === "true") throw streamRefused();
+  catalog.resolve(identity, upload.form.model, spec.modelType);
+  const entries = await Promise.all(
+    upload.entries.map(async ([name, value]) => {
+      if (typeof value === "string") return [name, value];
+      const hash = createHash("sha256");
+      for await (const chunk of value.stream()) hash.update(chunk);
+      return [name, value.type, hash.digest("hex")];
+    }),
+  );
+  return JSON.stringify(entries);
+}
+
+/**
  * The body, checked exactly as the regular route checks it (schema, model access and type), minus
  * streaming: a job's result is the whole answer. Also what identifies the request for idempotency.
  */
@@ -210,24 +240,9 @@ async function readAsyncRequest(
 ): Promise<{ request: JobRequest; hashInput: string }> {
   if (!spec.schema) {
     const body = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
-    const upload = await readTranscriptionForm(req.get("content-type"), body);
-    if (upload.form.stream === "true") throw streamRefused();
-    catalog.resolve(identity, upload.form.model, spec.modelType);
-    // A resent form has a new boundary: its identity is its entries, files by their digest.
-    const entries = await Promise.all(
-      upload.entries.map(async ([name, value]) =>
-        typeof value === "string"
-          ? [name, value]
-          : [
-              name,
-              value.type,
-              createHash("sha256")
-                .update(Buffer.from(await value.arrayBuffer()))
-                .digest("hex"),
-            ],
-      ),
-    );
-    return { request: { format: "multipart", content_type: req.get("content-type")!, base64: body.toString("base64") }, hashInput: JSON.stringify(entries) };
+    // The parsed form (a copy of the upload) is let go before the body is encoded for the row.
+    const hashInput = await checkedFormIdentity(req.get("content-type"), body, identity, catalog, spec);
+    return { request: { format: "multipart", content_type: req.get("content-type")!, base64: body.toString("base64") }, hashInput };
   }
   const parsed = spec.schema.safeParse(req.body);
   if (!parsed.success) throw fromZodError(parsed.error);

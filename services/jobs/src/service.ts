@@ -17,6 +17,7 @@ import { JobCredentials } from "./job-credentials";
 import { JobStore } from "./job-store";
 import { endOf, jobBodies, jobUsageRecord } from "./job-usage";
 import { FinishWaiters } from "./finish-waiters";
+import { UploadGate } from "./upload-gate";
 import { mountJobRoutes } from "./routes";
 
 export interface JobsSettings {
@@ -92,6 +93,8 @@ export function createJobsService(deps: JobsDeps): JobsService {
   }, MAX_USAGE_BATCH);
   const credentials = new JobCredentials(settings.masterKey, settings.internalSecret);
   const waiters = new FinishWaiters(deps.bus, logger);
+  // One body as large as the limit allows at a time, or several smaller ones.
+  const uploads = new UploadGate(settings.bodyLimitBytes);
   const dispatcher = new Dispatcher(store, deps.bus, settings.timings, logger, credentials, (id) => waiters.announce(id));
   const catalog = new Catalog(deps.gateway);
   const files = new FileStore(deps.db);
@@ -122,13 +125,14 @@ export function createJobsService(deps: JobsDeps): JobsService {
         credentials,
         dispatcher,
         waiters,
+        uploads,
         catalog,
         bus: deps.bus,
         bodyLimit: `${settings.bodyLimitBytes}b`,
         maxMessageBytes: () => deps.bus.maxPayloadBytes,
         resultLimitBytes: JOB_RESULT_LIMIT_BYTES,
       });
-      mountBatchRoutes(app, { files, batches, fileLimitBytes: Math.min(FILE_LIMIT_BYTES, settings.bodyLimitBytes), kick: () => runner.kick() });
+      mountBatchRoutes(app, { files, batches, fileLimitBytes: Math.min(FILE_LIMIT_BYTES, settings.bodyLimitBytes), kick: () => runner.kick(), uploads });
     },
   });
   return {

@@ -1,0 +1,83 @@
+import { connect, type Socket } from "node:net";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createInProcessBus } from "@gw/bus";
+import { GatewayConfig } from "@gw/config";
+import { internalHeaders, type Identity } from "@gw/contracts";
+import { createPgliteDb, type Db } from "@gw/db";
+import { createLogger } from "@gw/logger";
+import { signIdentity } from "@gw/service-kit";
+import { LARGE_BODY_BYTES } from "./upload-gate";
+import { createJobsService, type JobsService } from "./service";
+
+/**
+ * Large uploads through the jobs service's routes wait their turn: one held (its body still
+ * arriving) keeps the next from being read until it is gone. The body limit is one large body here.
+ */
+const logger = createLogger({ service: "jobs-test", level: "silent" });
+const limits = { requests_per_minute: 1, tokens_per_minute: 1 };
+const gateway = GatewayConfig.parse({ plans: { plus: limits, pro: limits, enterprise: limits } });
+const SECRET = "u".repeat(32);
+const identity: Identity = { workspace_id: "ws_u", key_id: "key_u", plan: "pro", models: [["*"]], tools: [] };
+let db: Db;
+let service: JobsService;
+let port = 0;
+
+beforeAll(async () => {
+  db = await createPgliteDb();
+  service = createJobsService({
+    db,
+    bus: createInProcessBus({ logger }),
+    logger,
+    gateway,
+    settings: {
+      host: "127.0.0.1",
+      port: 0,
+      internalSecret: SECRET,
+      bodyLimitBytes: LARGE_BODY_BYTES,
+      timings: { attemptTimeoutMs: 60_000, maxAttempts: 3, retentionMs: 3_600_000, sweepIntervalMs: 60_000 },
+      ingressAdminUrl: () => "http://127.0.0.1:9",
+    },
+  });
+  port = Number(new URL((await service.start()).url).port);
+});
+afterAll(async () => {
+  await service?.stop();
+  await db?.close();
+});
+
+/** A POST declaring a large body, of which only the first bytes are sent; the socket and what it has answered. */
+function largePost(path: string): { socket: Socket; answer: () => string } {
+  let received = "";
+  const socket = connect(port, "127.0.0.1");
+  socket.on("data", (chunk) => (received += chunk.toString("latin1")));
+  socket.on("error", () => {});
+  socket.write(
+    `POST ${path} HTTP/1.1\r\nhost: jobs\r\ncontent-type: application/octet-stream\r\ncontent-length: ${LARGE_BODY_BYTES}\r\n` +
+      `${internalHeaders.identity}: ${signIdentity(identity, SECRET)}\r\n\r\n` +
+      "x".repeat(1024),
+  );
+  return { socket, answer: () => received };
+}
+
+async function until(condition: () => boolean, what: string): Promise<void> {
+  const deadline = Date.now() + 10_000;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+describe("when a large upload is being received", () => {
+  it.each(["/v1/async/audio/transcriptions", "/v1/files"])("then the next large one to %s waits until it is gone", async (path) => {
+    const first = largePost(path);
+    const second = largePost(path);
+    // The second's whole body is sent: only the gate keeps it from an answer (a 400: it is no form).
+    second.socket.write("x".repeat(LARGE_BODY_BYTES - 1024));
+    await new Promise((r) => setTimeout(r, 500));
+    expect(second.answer()).toBe("");
+    first.socket.destroy();
+    await until(() => second.answer().includes("\r\n\r\n"), "the second upload's answer");
+    expect(second.answer()).toMatch(/^HTTP\/1\.1 400 /);
+    second.socket.destroy();
+  });
+});

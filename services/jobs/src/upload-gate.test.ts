@@ -1,0 +1,66 @@
+import { describe, expect, it } from "vitest";
+import { GatewayError } from "@gw/errors";
+import { UploadGate } from "./upload-gate";
+
+const MB = 1024 * 1024;
+const never = () => new AbortController().signal;
+
+/** Whether `promise` has settled by the end of a few turns of the event loop. */
+async function settled(promise: Promise<unknown>): Promise<boolean> {
+  let done = false;
+  void promise.then(
+    () => (done = true),
+    () => (done = true),
+  );
+  for (let i = 0; i < 5; i++) await new Promise((resolve) => setImmediate(resolve));
+  return done;
+}
+
+describe("when large uploads arrive at once", () => {
+  it("then they are stored within the capacity, the others waiting in arrival order", async () => {
+    const gate = new UploadGate(32 * MB);
+    const first = await gate.acquire(25 * MB, never());
+    const second = gate.acquire(25 * MB, never());
+    const third = gate.acquire(5 * MB, never());
+    // The small one fits beside the first, but does not pass the one that came before it.
+    expect(await settled(second)).toBe(false);
+    expect(await settled(third)).toBe(false);
+    expect(gate.waiting).toBe(2);
+    first();
+    const releaseSecond = await second;
+    const releaseThird = await third;
+    expect(gate.heldBytes).toBe(30 * MB);
+    releaseSecond();
+    releaseSecond();
+    releaseThird();
+    expect(gate.heldBytes).toBe(0);
+  });
+
+  it("then a body larger than the whole capacity is stored alone, never refused for its size", async () => {
+    const gate = new UploadGate(8 * MB);
+    const release = await gate.acquire(20 * MB, never());
+    const small = gate.acquire(2 * MB, never());
+    expect(await settled(small)).toBe(false);
+    release();
+    (await small)();
+    expect(gate.heldBytes).toBe(0);
+  });
+
+  it("then one that waits too long is a retryable busy, and one whose client leaves stops waiting", async () => {
+    const gate = new UploadGate(10 * MB);
+    const holding = await gate.acquire(10 * MB, never());
+    const err = await gate.acquire(5 * MB, never(), 20).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(GatewayError);
+    expect(err).toMatchObject({ code: "server_busy", status: 503 });
+    const leaving = new AbortController();
+    const left = gate.acquire(5 * MB, leaving.signal);
+    const behind = gate.acquire(1 * MB, never());
+    leaving.abort(new Error("gone"));
+    await expect(left).rejects.toThrow("gone");
+    expect(gate.waiting).toBe(1);
+    holding();
+    (await behind)();
+    expect(gate.heldBytes).toBe(0);
+    expect(gate.waiting).toBe(0);
+  });
+});
