@@ -20,7 +20,7 @@ const POLL_EVERY_MS = 2;
 /** A pause before each round of the latency phase, for the previous round's work to end. */
 const SETTLE_MS = 10;
 /** The longest a waiting poll is held; a job here takes milliseconds. */
-const WAIT_SECONDS = 10;
+const WAIT_SECONDS = 8;
 
 interface JobAnswer {
   id: string;

@@ -55,7 +55,7 @@ const preferWait: JsonSchema = {
   in: "header",
   required: false,
   description:
-    "`wait=N` (RFC 7240): hold the answer until the job finishes, at most N seconds (up to 10). One waiting poll sees the finish as soon as it is stored, in place of many quick polls.",
+    "`wait=N` (RFC 7240): hold the answer until the job finishes, at most N seconds (up to 8). One waiting poll sees the finish as soon as it is stored, in place of many quick polls.",
   schema: { type: "string" },
   example: "wait=20",
 };

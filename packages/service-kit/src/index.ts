@@ -21,3 +21,4 @@ export * from "./genai-metrics";
 export * from "./call-outcome";
 export * from "./batch-publisher";
 export * from "./redact";
+export * from "./upload-gate";

@@ -1,3 +1,5 @@
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { Readable } from "node:stream";
 import { afterEach, describe, expect, it } from "vitest";
 import { createInProcessBus, type Bus } from "@gw/bus";
@@ -35,7 +37,12 @@ afterEach(async () => {
 });
 
 /** Runs the jobs; resolves once `finals` of them have finished (or the worker has stopped, for none). */
-async function run(handlers: Record<string, RouteHandler>, jobs: JobWork[], finals = jobs.length): Promise<JobEvent[]> {
+async function run(
+  handlers: Record<string, RouteHandler>,
+  jobs: JobWork[],
+  finals = jobs.length,
+  options: { jobsUrl?: string; largeRequestBytes?: number } = {},
+): Promise<JobEvent[]> {
   bus = createInProcessBus({ logger });
   const events: JobEvent[] = [];
   await bus.consume("jobs.events", { durable: "jobs" }, async (event) => void events.push(event));
@@ -45,7 +52,8 @@ async function run(handlers: Record<string, RouteHandler>, jobs: JobWork[], fina
     internalSecret: SECRET,
     logger,
     concurrency: 4,
-    jobsUrl: () => jobsUrl,
+    jobsUrl: () => options.jobsUrl ?? jobsUrl,
+    largeRequestBytes: options.largeRequestBytes ?? 32 * 1024 * 1024,
   });
   stop = () => worker.stop();
   for (const job of jobs) await bus.enqueue("jobs.work.inference", job, { msgId: `${job.job_id}:${job.attempt}` });
@@ -141,5 +149,52 @@ describe("when the inference worker runs a job", () => {
     await stop?.();
     stop = undefined;
     expect(events.map((e) => e.status)).toEqual(["processing"]);
+  });
+});
+
+describe("when jobs whose requests were too large for the bus arrive together", () => {
+  it("then they are read from the jobs service and run one body limit at a time", async () => {
+    const fetched: string[] = [];
+    const server = createServer((req, res) => {
+      fetched.push(req.url ?? "");
+      res.setHeader("content-type", "application/json");
+      res.end(JSON.stringify({ format: "json", body: { model: "m", input: "stored" } }));
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    try {
+      let releaseFirst!: () => void;
+      const firstHeld = new Promise<void>((resolve) => (releaseFirst = resolve));
+      const started: unknown[] = [];
+      const stored = { format: "stored" as const, bytes: 800 };
+      const jobs = [work("embeddings", { request: stored }), work("embeddings", { request: stored })];
+      const events = run(
+        {
+          "/v1/embeddings": async (input) => {
+            started.push(input.body);
+            if (started.length === 1) await firstHeld;
+            return { kind: "json", body: { object: "list", data: [] } };
+          },
+        },
+        jobs,
+        2,
+        { jobsUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, largeRequestBytes: 1_000 },
+      );
+      const deadline = Date.now() + 5_000;
+      while (started.length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+      // The second's 800 bytes do not fit beside the first's: it is not even read while the first runs.
+      await new Promise((r) => setTimeout(r, 200));
+      const readWhileFirstRan = fetched.length;
+      // Let go before asserting: a held handler would keep the worker from stopping.
+      releaseFirst();
+      expect(readWhileFirstRan).toBe(1);
+      expect((await events).map((e) => e.status)).toEqual(["completed", "completed"]);
+      expect(fetched.sort()).toEqual(jobs.map((j) => `/v1/jobs/${j.job_id}/request`).sort());
+      expect(started).toEqual([
+        { model: "m", input: "stored" },
+        { model: "m", input: "stored" },
+      ]);
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
   });
 });

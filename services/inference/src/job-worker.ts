@@ -4,7 +4,7 @@ import type { Bus, Consumer, MessageMeta } from "@gw/bus";
 import { jobStatuses, type BinaryJobResult, type CallOutcome, type JobEvent, type JobWork } from "@gw/contracts";
 import { errorTypeOf, GatewayError } from "@gw/errors";
 import { redactSecrets, type Logger } from "@gw/logger";
-import { CredentialsReader, JobAttempts, errorFormatFor, reportJobEvent, toGatewayError } from "@gw/service-kit";
+import { CredentialsReader, JobAttempts, UploadGate, errorFormatFor, reportJobEvent, toGatewayError } from "@gw/service-kit";
 import { busWithTraceContext, withConsumerSpan } from "@gw/telemetry";
 import type { RouteAnswer, RouteContext, RouteHandlers } from "./routes/route-handler";
 import { AttemptSupersededError, JobsClient } from "./jobs-client";
@@ -24,6 +24,12 @@ export interface JobWorkerOptions {
   logger: Logger;
   /** Jobs run at once by this process. */
   concurrency: number;
+  /**
+   * Bytes of requests too large for a work message (uploads, read from the jobs service) that this
+   * process runs at once: the body limit, so that a burst of 25 MB transcriptions cannot run it out
+   * of memory. The others wait their turn, until their attempt is superseded.
+   */
+  largeRequestBytes: number;
 }
 
 /** Deliveries of one attempt before a temporary failure (429, 5xx after the route's own retries) fails the job. */
@@ -64,11 +70,21 @@ export async function startJobWorker(options: JobWorkerOptions): Promise<Consume
     reportJobEvent(busWithTraceContext(bus), work, status, extra, signal && ((json) => jobs.storeResult(work, json, signal)));
 
   const attempts = new JobAttempts(bus);
+  const largeRequests = new UploadGate(options.largeRequestBytes);
 
   async function run(work: JobWork, signal: AbortSignal): Promise<Outcome> {
     const path = `/v1/${work.route}`;
     const started = performance.now();
     const meter = new CallMeter();
+    const release = work.request.format === "stored" ? await largeRequests.acquire(work.request.bytes, signal, Number.POSITIVE_INFINITY) : undefined;
+    try {
+      return await runHeld(work, signal, path, started, meter);
+    } finally {
+      release?.();
+    }
+  }
+
+  async function runHeld(work: JobWork, signal: AbortSignal, path: string, started: number, meter: CallMeter): Promise<Outcome> {
     // A request its work message could not carry is read from the jobs service.
     const request = work.request.format === "stored" ? await jobs.request(work, signal) : work.request;
     let answer: RouteAnswer;

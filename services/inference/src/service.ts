@@ -101,6 +101,7 @@ export function createInferenceService(deps: InferenceDeps): InferenceService {
           internalSecret: settings.internalSecret,
           logger,
           concurrency: settings.jobConcurrency,
+          largeRequestBytes: settings.bodyLimitBytes,
         });
       }
       return { url: server.url };

@@ -2,10 +2,10 @@ import express, { type Express, type Request, type Response } from "express";
 import { z } from "zod";
 import { BATCH_ID, CreateBatchRequest, DEFAULT_FILE_EXPIRY_SECONDS, ExpiresAfter, FILE_ID, filePurposes, type Identity, uploadPurposes } from "@gw/contracts";
 import { fromZodError, GatewayError } from "@gw/errors";
-import { jsonBody, readFormEntries, routeLabel, writeOrWait } from "@gw/service-kit";
+import { jsonBody, readFormEntries, routeLabel, writeOrWait, type UploadGate } from "@gw/service-kit";
 import { batchObject, type BatchRow, type BatchStore } from "./batch-store";
 import { fileObject, type FileStore } from "./file-store";
-import { gateLargeBodies, type UploadGate } from "./upload-gate";
+import { gateLargeBodies } from "./upload-gate";
 
 export interface BatchRoutesDeps {
   files: FileStore;

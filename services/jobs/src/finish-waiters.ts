@@ -2,10 +2,11 @@ import type { Bus } from "@gw/bus";
 import type { Logger } from "@gw/logger";
 
 /**
- * The longest a poll may wait for its job (`Prefer: wait=N`): no longer than ingress gives a request
- * in flight when it stops (10 s), so a rolling restart answers held polls rather than cutting them.
+ * The longest a poll may wait for its job (`Prefer: wait=N`): inside what ingress gives a request in
+ * flight when it stops (10 s), with room for the read and the answer after the wait, so a rolling
+ * restart answers held polls rather than cutting them.
  */
-export const MAX_POLL_WAIT_SECONDS = 10;
+export const MAX_POLL_WAIT_SECONDS = 8;
 
 /** A poll's registration, made before it reads the row so that no finish can slip in between. */
 export interface FinishWait {

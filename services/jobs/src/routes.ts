@@ -13,11 +13,11 @@ import {
 } from "@gw/contracts";
 import type { Bus } from "@gw/bus";
 import { fromZodError, GatewayError } from "@gw/errors";
-import { jsonBody, readTranscriptionForm, refuseCredentials, routeLabel, writeOrWait, type Catalog } from "@gw/service-kit";
+import { jsonBody, readTranscriptionForm, refuseCredentials, routeLabel, writeOrWait, type Catalog, type UploadGate } from "@gw/service-kit";
 import { asyncModelRoutes, researchRoute, type AsyncModelRoute } from "./async-routes";
 import type { Dispatcher } from "./dispatcher";
 import { preferredWaitSeconds, type FinishWaiters } from "./finish-waiters";
-import { gateLargeBodies, type UploadGate } from "./upload-gate";
+import { gateLargeBodies } from "./upload-gate";
 import type { JobCredentials } from "./job-credentials";
 import type { JobRow, JobStore, NewJob, PolledJob } from "./job-store";
 

@@ -4,7 +4,7 @@ import type { GatewayConfig } from "@gw/config";
 import { runMigrations, type Db } from "@gw/db";
 import { finishedJobStatuses, jobStatuses, MAX_USAGE_BATCH, type UsageRecord, usageBatchId } from "@gw/contracts";
 import type { Logger } from "@gw/logger";
-import { Catalog, createInternalHttp } from "@gw/service-kit";
+import { Catalog, createInternalHttp, UploadGate } from "@gw/service-kit";
 import { withConsumerSpan } from "@gw/telemetry";
 import { admissionClient } from "./admission-client";
 import { BatchRunner } from "./batch-runner";
@@ -17,7 +17,7 @@ import { JobCredentials } from "./job-credentials";
 import { JobStore } from "./job-store";
 import { endOf, jobBodies, jobUsageRecord } from "./job-usage";
 import { FinishWaiters } from "./finish-waiters";
-import { UploadGate } from "./upload-gate";
+
 import { mountJobRoutes } from "./routes";
 
 export interface JobsSettings {

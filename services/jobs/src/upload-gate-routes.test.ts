@@ -46,13 +46,13 @@ afterAll(async () => {
 });
 
 /** A POST declaring a large body, of which only the first bytes are sent; the socket and what it has answered. */
-function largePost(path: string): { socket: Socket; answer: () => string } {
+function largePost(path: string, declared = LARGE_BODY_BYTES): { socket: Socket; answer: () => string } {
   let received = "";
   const socket = connect(port, "127.0.0.1");
   socket.on("data", (chunk) => (received += chunk.toString("latin1")));
   socket.on("error", () => {});
   socket.write(
-    `POST ${path} HTTP/1.1\r\nhost: jobs\r\ncontent-type: application/octet-stream\r\ncontent-length: ${LARGE_BODY_BYTES}\r\n` +
+    `POST ${path} HTTP/1.1\r\nhost: jobs\r\ncontent-type: application/octet-stream\r\ncontent-length: ${declared}\r\n` +
       `${internalHeaders.identity}: ${signIdentity(identity, SECRET)}\r\n\r\n` +
       "x".repeat(1024),
   );
@@ -73,7 +73,19 @@ describe("when a large upload is being received", () => {
     const second = largePost(path);
     // The second's whole body is sent: only the gate keeps it from an answer (a 400: it is no form).
     second.socket.write("x".repeat(LARGE_BODY_BYTES - 1024));
-    await new Promise((r) => setTimeout(r, 500));
+    // A small body passes at once, and one over the limit is refused without waiting.
+    const small = await fetch(`http://127.0.0.1:${port}${path}`, {
+      method: "POST",
+      headers: { "content-type": "application/octet-stream", [internalHeaders.identity]: signIdentity(identity, SECRET) },
+      body: "not a form",
+    });
+    expect(small.status).toBe(400);
+    const over = largePost(path, LARGE_BODY_BYTES + 1);
+    over.socket.write("x".repeat(LARGE_BODY_BYTES + 1 - 1024));
+    await until(() => over.answer().includes("\r\n\r\n"), "the answer to a body over the limit");
+    expect(over.answer()).toMatch(/^HTTP\/1\.1 413 /);
+    over.socket.destroy();
+    await new Promise((r) => setTimeout(r, 300));
     expect(second.answer()).toBe("");
     first.socket.destroy();
     await until(() => second.answer().includes("\r\n\r\n"), "the second upload's answer");

@@ -1,86 +1,8 @@
 import type { RequestHandler } from "express";
-import { GatewayError } from "@gw/errors";
+import type { UploadGate } from "@gw/service-kit";
 
 /** Bodies below this size pass without waiting: a chat job never queues behind an upload. */
 export const LARGE_BODY_BYTES = 1024 * 1024;
-/** How long a large body may wait for room before it is refused as busy (retryable). */
-const MAX_WAIT_MS = 15_000;
-
-interface Waiter {
-  bytes: number;
-  grant(): void;
-}
-
-/**
- * Large request bodies (async uploads, batch input files) that this process reads and stores at
- * once, by the bytes they declare. Storing one costs many times its size in transient memory (the
- * body, its parsed form, its base64 and JSON text, the query's buffer), so a few 25 MB uploads at
- * once could run the process out of memory; past `capacityBytes` they wait their turn in arrival
- * order, and one that waits too long is a 503 `server_busy` its client retries. A single body
- * always fits when nothing else is held, so any body the limit allows can be stored.
- */
-export class UploadGate {
-  private held = 0;
-  private readonly queue: Waiter[] = [];
-
-  constructor(readonly capacityBytes: number) {}
-
-  get heldBytes(): number {
-    return this.held;
-  }
-
-  get waiting(): number {
-    return this.queue.length;
-  }
-
-  /** Resolves with the release once `bytes` are granted; rejects after `maxWaitMs`, or when `signal` aborts. */
-  acquire(bytes: number, signal: AbortSignal, maxWaitMs = MAX_WAIT_MS): Promise<() => void> {
-    let released = false;
-    const release = () => {
-      if (released) return;
-      released = true;
-      this.held -= bytes;
-      this.grantWaiting();
-    };
-    if (this.queue.length === 0 && this.fits(bytes)) {
-      this.held += bytes;
-      return Promise.resolve(release);
-    }
-    return new Promise((resolve, reject) => {
-      const waiter: Waiter = {
-        bytes,
-        grant: () => {
-          cleanup();
-          this.held += bytes;
-          resolve(release);
-        },
-      };
-      const giveUp = (err: unknown) => {
-        cleanup();
-        this.queue.splice(this.queue.indexOf(waiter), 1);
-        // The one given up may have been what held the others back.
-        this.grantWaiting();
-        reject(err);
-      };
-      const timer = setTimeout(() => giveUp(busy()), maxWaitMs);
-      const aborted = () => giveUp(signal.reason);
-      const cleanup = () => {
-        clearTimeout(timer);
-        signal.removeEventListener("abort", aborted);
-      };
-      signal.addEventListener("abort", aborted, { once: true });
-      this.queue.push(waiter);
-    });
-  }
-
-  private fits(bytes: number): boolean {
-    return this.held === 0 || this.held + bytes <= this.capacityBytes;
-  }
-
-  private grantWaiting(): void {
-    while (this.queue.length > 0 && this.fits(this.queue[0]!.bytes)) this.queue.shift()!.grant();
-  }
-}
 
 /**
  * Holds a large body's declared bytes in `gate` from before it is read until its answer is done
@@ -89,7 +11,8 @@ export class UploadGate {
 export function gateLargeBodies(gate: UploadGate): RequestHandler {
   return (req, res, next) => {
     const bytes = Number(req.get("content-length") ?? 0);
-    if (!(bytes >= LARGE_BODY_BYTES)) return next();
+    // A body over the limit is refused (413) without being stored: it need not wait, nor hold others.
+    if (!(bytes >= LARGE_BODY_BYTES) || bytes > gate.capacityBytes) return next();
     const gone = new AbortController();
     const onClose = () => gone.abort(new Error("the client went away while its upload waited"));
     res.once("close", onClose);
@@ -106,10 +29,4 @@ export function gateLargeBodies(gate: UploadGate): RequestHandler {
       },
     );
   };
-}
-
-function busy(): GatewayError {
-  return new GatewayError("server_busy", "The gateway is storing too many large uploads at once; try again shortly", {
-    headers: { "retry-after": "1" },
-  });
 }

@@ -71,9 +71,9 @@ async function job(route = "embeddings", who = identity): Promise<string> {
 const poll = (path: string, prefer: string, signal?: AbortSignal, who = identity) =>
   fetch(`${url}${path}`, { headers: { prefer, [internalHeaders.identity]: signIdentity(who, SECRET) }, signal });
 
-/** Within 8 s: sooner than a 10 s wait ends by itself, so a poll that was never woken fails. */
+/** Within 6 s: sooner than an 8 s wait ends by itself, so a poll that was never woken fails. */
 async function until(condition: () => boolean, what: string): Promise<void> {
-  const deadline = Date.now() + 8_000;
+  const deadline = Date.now() + 6_000;
   while (!condition()) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 10));
@@ -85,14 +85,14 @@ describe("when a poll waits for its job", () => {
     const jobs = await start({ maxAttempts: 3, sweepIntervalMs: 60_000 });
     const id = await job();
     const started = Date.now();
-    const answer = poll(`/v1/async/embeddings/${id}`, "wait=10");
+    const answer = poll(`/v1/async/embeddings/${id}`, "wait=8");
     await until(() => jobs.heldPolls() === 1, "the poll to be held");
     await store().apply({ job_id: id, status: "completed", attempt: 1, at: 1, result: { data: [] } });
     await bus.publish("jobs.finished", { job_ids: [id] });
     const res = await answer;
-    // Woken, not let go at the end of its 10 s.
-    expect(Date.now() - started).toBeLessThan(9_000);
-    expect(res.headers.get("preference-applied")).toBe("wait=10");
+    // Woken, not let go at the end of its 8 s.
+    expect(Date.now() - started).toBeLessThan(7_000);
+    expect(res.headers.get("preference-applied")).toBe("wait=8");
     expect(await res.json()).toMatchObject({ id, status: "completed", result: { data: [] } });
     expect(jobs.heldPolls()).toBe(0);
   });
@@ -101,8 +101,8 @@ describe("when a poll waits for its job", () => {
     const jobs = await start({ maxAttempts: 1, sweepIntervalMs: 50 });
     const id = await job();
     const started = Date.now();
-    const res = await poll(`/v1/async/embeddings/${id}`, "wait=10");
-    expect(Date.now() - started).toBeLessThan(9_000);
+    const res = await poll(`/v1/async/embeddings/${id}`, "wait=8");
+    expect(Date.now() - started).toBeLessThan(7_000);
     expect(await res.json()).toMatchObject({ id, status: "failed", error: { error: { code: "upstream_timeout" } } });
     expect(jobs.heldPolls()).toBe(0);
   });
@@ -111,8 +111,8 @@ describe("when a poll waits for its job", () => {
     const jobs = await start({ maxAttempts: 3, sweepIntervalMs: 60_000 });
     const id = await job();
     const leaving = new AbortController();
-    const gone = poll(`/v1/async/embeddings/${id}`, "wait=10", leaving.signal).catch((err: unknown) => err);
-    const staying = poll(`/v1/async/embeddings/${id}`, "wait=10");
+    const gone = poll(`/v1/async/embeddings/${id}`, "wait=8", leaving.signal).catch((err: unknown) => err);
+    const staying = poll(`/v1/async/embeddings/${id}`, "wait=8");
     await until(() => jobs.heldPolls() === 2, "both polls to be held");
     leaving.abort();
     expect(await gone).toBeInstanceOf(Error);
@@ -129,10 +129,10 @@ describe("when a poll waits for its job", () => {
     const jobs = await start({ maxAttempts: 3, sweepIntervalMs: 60_000 });
     const id = await job(researchRoute);
     const otherKey = { ...identity, key_id: "key_other" };
-    const refused = await poll(`/v1/tools/webtool/research/${id}`, "wait=10", undefined, otherKey);
+    const refused = await poll(`/v1/tools/webtool/research/${id}`, "wait=8", undefined, otherKey);
     expect(refused.status).toBe(404);
     expect(refused.headers.get("preference-applied")).toBeNull();
-    const answer = poll(`/v1/tools/webtool/research/${id}`, "wait=10");
+    const answer = poll(`/v1/tools/webtool/research/${id}`, "wait=8");
     await until(() => jobs.heldPolls() === 1, "the poll to be held");
     await store().apply({ job_id: id, status: "completed", attempt: 1, at: 1, result: { content: "found" } });
     await bus.publish("jobs.finished", { job_ids: [id] });

@@ -63,4 +63,26 @@ describe("when large uploads arrive at once", () => {
     expect(gate.heldBytes).toBe(0);
     expect(gate.waiting).toBe(0);
   });
+
+  it("then a waiter at the head that gives up lets the ones behind it through at once", async () => {
+    const gate = new UploadGate(10 * MB);
+    const holding = await gate.acquire(6 * MB, never());
+    const leaving = new AbortController();
+    const head = gate.acquire(8 * MB, leaving.signal);
+    const timingOut = gate.acquire(7 * MB, never(), 20);
+    const small = gate.acquire(2 * MB, never());
+    // The small one would fit now, but not before those that came first.
+    expect(await settled(small)).toBe(false);
+    leaving.abort(new Error("gone"));
+    await expect(head).rejects.toThrow("gone");
+    await expect(timingOut).rejects.toMatchObject({ code: "server_busy" });
+    (await small)();
+    holding();
+    expect(gate.heldBytes).toBe(0);
+    // A client already gone is not queued at all.
+    const gone = new AbortController();
+    gone.abort(new Error("left"));
+    await expect(gate.acquire(1 * MB, gone.signal)).rejects.toThrow("left");
+    expect(gate.waiting).toBe(0);
+  });
 });
