@@ -13,6 +13,12 @@ const replica = () => {
   replicas.push(waiters);
   return waiters;
 };
+/** A registration that must be granted. */
+function hold(waiters: FinishWaiters, jobId: string, workspaceId = "ws_1") {
+  const wait = waiters.register(jobId, workspaceId);
+  if (!wait) throw new Error(`${jobId} was not let wait`);
+  return wait;
+}
 afterEach(() => {
   for (const waiters of replicas.splice(0)) waiters.stop();
   vi.restoreAllMocks();
@@ -31,7 +37,7 @@ async function settled(promise: Promise<unknown>): Promise<boolean> {
 describe("when a poll waits for its job to finish", () => {
   it("then a finish applied by another replica wakes it, and another job's finish does not", async () => {
     const [a, b] = [replica(), replica()];
-    const wait = a.register("job_1");
+    const wait = hold(a, "job_1");
     const waiting = wait.until(FOREVER_MS);
     b.announce("job_2");
     expect(await settled(waiting)).toBe(false);
@@ -43,7 +49,7 @@ describe("when a poll waits for its job to finish", () => {
 
   it("then a finish between registering and waiting (the poll was reading the row) is not missed", async () => {
     const waiters = replica();
-    const wait = waiters.register("job_1");
+    const wait = hold(waiters, "job_1");
     waiters.announce("job_1");
     expect(await settled(wait.until(FOREVER_MS))).toBe(true);
     wait.end();
@@ -51,10 +57,10 @@ describe("when a poll waits for its job to finish", () => {
 
   it("then it answers at the end of its wait when nothing finishes, and at once when its client goes", async () => {
     const waiters = replica();
-    const short = waiters.register("job_1");
+    const short = hold(waiters, "job_1");
     await short.until(20);
     short.end();
-    const gone = waiters.register("job_1");
+    const gone = hold(waiters, "job_1");
     const waiting = gone.until(FOREVER_MS);
     gone.end();
     expect(await settled(waiting)).toBe(true);
@@ -63,11 +69,11 @@ describe("when a poll waits for its job to finish", () => {
 
   it("then stopping answers every waiting poll, and one that registers afterwards does not wait", async () => {
     const waiters = replica();
-    const waits = ["job_1", "job_2"].map((id) => waiters.register(id));
+    const waits = ["job_1", "job_2"].map((id) => hold(waiters, id));
     const waiting = Promise.all(waits.map((w) => w.until(FOREVER_MS)));
     waiters.stop();
     expect(await settled(waiting)).toBe(true);
-    expect(await settled(waiters.register("job_3").until(FOREVER_MS))).toBe(true);
+    expect(await settled(hold(waiters, "job_3").until(FOREVER_MS))).toBe(true);
   });
 
   it("then the finishes of one turn of the event loop go to the other replicas in one message", async () => {
@@ -76,6 +82,24 @@ describe("when a poll waits for its job to finish", () => {
     for (const id of ["job_1", "job_2", "job_3"]) waiters.announce(id);
     await new Promise((resolve) => setImmediate(resolve));
     expect(publish.mock.calls).toEqual([["jobs.finished", { job_ids: ["job_1", "job_2", "job_3"] }]]);
+  });
+});
+
+describe("when a workspace holds many polls at once", () => {
+  it("then past its share, or past the process's, a poll does not wait, until held ones end", () => {
+    const waiters = new FinishWaiters(bus, logger, { perWorkspace: 2, total: 3 });
+    replicas.push(waiters);
+    const first = hold(waiters, "job_1", "ws_a");
+    hold(waiters, "job_2", "ws_a");
+    expect(waiters.register("job_3", "ws_a")).toBeUndefined();
+    hold(waiters, "job_4", "ws_b");
+    expect(waiters.register("job_5", "ws_c")).toBeUndefined();
+    expect(waiters.size).toBe(3);
+    first.end();
+    first.end();
+    expect(waiters.size).toBe(2);
+    expect(waiters.register("job_5", "ws_c")).toBeDefined();
+    expect(waiters.register("job_6", "ws_a")).toBeUndefined();
   });
 });
 

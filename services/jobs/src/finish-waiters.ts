@@ -8,6 +8,12 @@ import type { Logger } from "@gw/logger";
  */
 export const MAX_POLL_WAIT_SECONDS = 8;
 
+/**
+ * Polls one jobs process holds at once, per workspace and in all. Each holds a connection through
+ * ingress to here; past these a poll answers at once, as one without the preference.
+ */
+export const HELD_POLL_CAPS = { perWorkspace: 256, total: 4_096 };
+
 /** A poll's registration, made before it reads the row so that no finish can slip in between. */
 export interface FinishWait {
   /** Resolves when the job is reported finished (at once if it was since registering), after `ms`, or at `end`. */
@@ -24,6 +30,9 @@ export interface FinishWait {
  */
 export class FinishWaiters {
   private readonly waiting = new Map<string, Set<() => void>>();
+  /** Polls held per workspace: polls are not rate limited, so a workspace may hold only so many. */
+  private readonly held = new Map<string, number>();
+  private total = 0;
   private announcing: string[] = [];
   private stopped = false;
   private readonly unsubscribe: () => void;
@@ -31,11 +40,21 @@ export class FinishWaiters {
   constructor(
     private readonly bus: Bus,
     private readonly logger: Logger,
+    private readonly caps: { perWorkspace: number; total: number } = HELD_POLL_CAPS,
   ) {
     this.unsubscribe = bus.subscribe("jobs.finished", ({ job_ids }) => this.wake(job_ids));
   }
 
-  register(jobId: string): FinishWait {
+  /**
+   * Registers a poll of `workspaceId` to wait for `jobId`; undefined when this process already
+   * holds as many polls as it may (for the workspace, or in all): that poll answers at once.
+   */
+  register(jobId: string, workspaceId: string): FinishWait | undefined {
+    const ofWorkspace = this.held.get(workspaceId) ?? 0;
+    if (ofWorkspace >= this.caps.perWorkspace || this.total >= this.caps.total) return undefined;
+    this.held.set(workspaceId, ofWorkspace + 1);
+    this.total++;
+    let ended = false;
     let woken = this.stopped;
     let release: (() => void) | undefined;
     let timer: NodeJS.Timeout | undefined;
@@ -59,15 +78,19 @@ export class FinishWaiters {
         release?.();
         listeners.delete(listener);
         if (listeners.size === 0 && this.waiting.get(jobId) === listeners) this.waiting.delete(jobId);
+        if (ended) return;
+        ended = true;
+        this.total--;
+        const left = (this.held.get(workspaceId) ?? 1) - 1;
+        if (left > 0) this.held.set(workspaceId, left);
+        else this.held.delete(workspaceId);
       },
     };
   }
 
-  /** Polls waiting here, for tests and the metrics of a replica. */
+  /** Polls held here. */
   get size(): number {
-    let n = 0;
-    for (const listeners of this.waiting.values()) n += listeners.size;
-    return n;
+    return this.total;
   }
 
   /** A job's row now says finished (committed): wake its polls here, and tell the other replicas. */

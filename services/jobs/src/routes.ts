@@ -77,7 +77,8 @@ export function mountJobRoutes(app: Express, deps: JobRoutesDeps): void {
     const id = segments.pop() ?? "";
     const route = segments.join("/");
     if (!asyncModelRoutes[route] || !id.startsWith("job_")) throw unknownAsyncRoute(req);
-    const job = await pollWaiting(req, res, deps.waiters, id, () => deps.store.poll(id, route, (res.locals.identity as Identity).workspace_id));
+    const workspaceId = (res.locals.identity as Identity).workspace_id;
+    const job = await pollWaiting(req, res, deps.waiters, id, workspaceId, () => deps.store.poll(id, route, workspaceId));
     if (res.closed) return;
     if (!job) throw jobNotFound(id);
     setPollHeader(res, job);
@@ -131,7 +132,9 @@ export function mountJobRoutes(app: Express, deps: JobRoutesDeps): void {
     const identity = res.locals.identity as Identity;
     const id = String(req.params.jobId);
     // Bound to the key that created it: another key, even of the same workspace, gets the same 404.
-    const job = await pollWaiting(req, res, deps.waiters, id, () => deps.store.poll(id, researchRoute, identity.workspace_id, identity.key_id));
+    const job = await pollWaiting(req, res, deps.waiters, id, identity.workspace_id, () =>
+      deps.store.poll(id, researchRoute, identity.workspace_id, identity.key_id),
+    );
     if (res.closed) return;
     if (!job) throw jobNotFound(id);
     setPollHeader(res, job);
@@ -150,11 +153,12 @@ async function pollWaiting(
   res: Response,
   waiters: FinishWaiters,
   id: string,
+  workspaceId: string,
   read: () => Promise<PolledJob | undefined>,
 ): Promise<PolledJob | undefined> {
   const seconds = preferredWaitSeconds(req.get("prefer"));
-  if (seconds === 0) return read();
-  const wait = waiters.register(id);
+  const wait = seconds > 0 ? waiters.register(id, workspaceId) : undefined;
+  if (!wait) return read();
   const gone = () => wait.end();
   res.once("close", gone);
   try {
