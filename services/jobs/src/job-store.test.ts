@@ -151,6 +151,18 @@ describe("when a finished job is polled again", () => {
     }
   });
 
+  it("then a batch's line is not kept in memory when it finishes: nobody polls it", async () => {
+    const line = await created({ batch: { id: "batch_x", line: 1, customId: "c1" } });
+    await store.apply(event(line.id, "completed", 1, { result: { ok: 1 } }));
+    const queries = vi.spyOn(db, "query");
+    try {
+      expect(await store.poll(line.id, "embeddings", "ws_a")).toMatchObject({ status: "completed" });
+      expect(queries).toHaveBeenCalledTimes(1);
+    } finally {
+      queries.mockRestore();
+    }
+  });
+
   it("then a job whose row retention may already have removed is read from Postgres, and is gone once removed", async () => {
     const shortKept = new JobStore(db, TIMEOUT_MS, 1_000);
     const job = await created();

@@ -380,8 +380,9 @@ export class JobStore {
     if (!row) return { changed: false };
     const { token_ticket, ...job } = row;
     // The finish as a poll answers it, for the polls to come (a waiting one first): the event is
-    // this process's own copy of what the row now holds.
-    if (finished && job.completed_at) {
+    // this process's own copy of what the row now holds. A batch's lines are read through its
+    // output file, never polled.
+    if (finished && job.completed_at && !job.batch_id) {
       const polled = {
         id: event.job_id,
         status: event.status,
