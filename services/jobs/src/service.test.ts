@@ -1,16 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createInProcessBus } from "@gw/bus";
-import { GatewayConfig } from "@gw/config";
 import type { JobWork } from "@gw/contracts";
 import { createPgliteDb, type Db } from "@gw/db";
 import { createLogger } from "@gw/logger";
 import { JobStore } from "./job-store";
-import { createJobsService } from "./service";
+import { testJobsService } from "./testing/jobs-service";
 
 /** The jobs service over a bus that keeps nothing (the embedded default's), across a restart. */
 const logger = createLogger({ service: "jobs-test", level: "silent" });
-const limits = { requests_per_minute: 1, tokens_per_minute: 1 };
-const gateway = GatewayConfig.parse({ plans: { plus: limits, pro: limits, enterprise: limits } });
 const timings = { attemptTimeoutMs: 60_000, maxAttempts: 3, retentionMs: 3_600_000, sweepIntervalMs: 100 };
 let db: Db;
 
@@ -21,13 +18,7 @@ afterAll(() => db?.close());
 
 const start = async () => {
   const bus = createInProcessBus({ logger });
-  const service = createJobsService({
-    db,
-    bus,
-    logger,
-    gateway,
-    settings: { host: "127.0.0.1", port: 0, internalSecret: "s".repeat(32), bodyLimitBytes: 1 << 20, timings, ingressAdminUrl: () => "http://127.0.0.1:9" },
-  });
+  const service = testJobsService({ db, bus, internalSecret: "s".repeat(32), timings });
   await service.start();
   return { bus, service };
 };

@@ -1,21 +1,20 @@
 import { connect, type Socket } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createInProcessBus } from "@gw/bus";
-import { GatewayConfig } from "@gw/config";
 import { internalHeaders, type Identity } from "@gw/contracts";
 import { createPgliteDb, type Db } from "@gw/db";
 import { createLogger } from "@gw/logger";
 import { signIdentity } from "@gw/service-kit";
+import { until } from "@gw/testkit";
 import { LARGE_BODY_BYTES } from "./upload-gate";
-import { createJobsService, type JobsService } from "./service";
+import type { JobsService } from "./service";
+import { testJobsService } from "./testing/jobs-service";
 
 /**
  * Large uploads through the jobs service's routes wait their turn: one held (its body still
  * arriving) keeps the next from being read until it is gone. The body limit is one large body here.
  */
 const logger = createLogger({ service: "jobs-test", level: "silent" });
-const limits = { requests_per_minute: 1, tokens_per_minute: 1 };
-const gateway = GatewayConfig.parse({ plans: { plus: limits, pro: limits, enterprise: limits } });
 const SECRET = "u".repeat(32);
 const identity: Identity = { workspace_id: "ws_u", key_id: "key_u", plan: "pro", models: [["*"]], tools: [] };
 let db: Db;
@@ -24,20 +23,7 @@ let port = 0;
 
 beforeAll(async () => {
   db = await createPgliteDb();
-  service = createJobsService({
-    db,
-    bus: createInProcessBus({ logger }),
-    logger,
-    gateway,
-    settings: {
-      host: "127.0.0.1",
-      port: 0,
-      internalSecret: SECRET,
-      bodyLimitBytes: LARGE_BODY_BYTES,
-      timings: { attemptTimeoutMs: 60_000, maxAttempts: 3, retentionMs: 3_600_000, sweepIntervalMs: 60_000 },
-      ingressAdminUrl: () => "http://127.0.0.1:9",
-    },
-  });
+  service = testJobsService({ db, bus: createInProcessBus({ logger }), internalSecret: SECRET, bodyLimitBytes: LARGE_BODY_BYTES });
   port = Number(new URL((await service.start()).url).port);
 });
 afterAll(async () => {
@@ -57,14 +43,6 @@ function largePost(path: string, declared = LARGE_BODY_BYTES): { socket: Socket;
       "x".repeat(1024),
   );
   return { socket, answer: () => received };
-}
-
-async function until(condition: () => boolean, what: string): Promise<void> {
-  const deadline = Date.now() + 10_000;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
 }
 
 describe("when a large upload is being received", () => {

@@ -1,13 +1,14 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { createInProcessBus } from "@gw/bus";
-import { GatewayConfig } from "@gw/config";
 import { internalHeaders, type Identity } from "@gw/contracts";
 import { createPgliteDb, type Db } from "@gw/db";
 import { createLogger } from "@gw/logger";
 import { signIdentity } from "@gw/service-kit";
+import { until } from "@gw/testkit";
 import { researchRoute } from "./async-routes";
 import { JobStore } from "./job-store";
-import { createJobsService, type JobsService } from "./service";
+import type { JobsService } from "./service";
+import { testJobsService } from "./testing/jobs-service";
 
 /**
  * Polls that wait for their job (`Prefer: wait=N`) through the jobs service's HTTP routes: woken by
@@ -15,10 +16,10 @@ import { createJobsService, type JobsService } from "./service";
  * the service stops. The other replica is played by a store and a `jobs.finished` broadcast.
  */
 const logger = createLogger({ service: "jobs-test", level: "silent" });
-const limits = { requests_per_minute: 1, tokens_per_minute: 1 };
-const gateway = GatewayConfig.parse({ plans: { plus: limits, pro: limits, enterprise: limits } });
 const SECRET = "w".repeat(32);
 const ATTEMPT_MS = 300;
+/** Sooner than an 8 s wait ends by itself, so a poll that was never woken fails. */
+const HELD_WITHIN_MS = 6_000;
 const identity: Identity = { workspace_id: "ws_w", key_id: "key_w", plan: "pro", models: [["*"]], tools: ["webtool"] };
 let db: Db;
 let n = 0;
@@ -37,20 +38,7 @@ afterEach(async () => {
 });
 
 async function start(timings: { maxAttempts: number; sweepIntervalMs: number }) {
-  service = createJobsService({
-    db,
-    bus,
-    logger,
-    gateway,
-    settings: {
-      host: "127.0.0.1",
-      port: 0,
-      internalSecret: SECRET,
-      bodyLimitBytes: 1 << 20,
-      timings: { attemptTimeoutMs: ATTEMPT_MS, retentionMs: 3_600_000, ...timings },
-      ingressAdminUrl: () => "http://127.0.0.1:9",
-    },
-  });
+  service = testJobsService({ db, bus, internalSecret: SECRET, timings: { attemptTimeoutMs: ATTEMPT_MS, ...timings } });
   url = (await service.start()).url;
   return service;
 }
@@ -71,22 +59,13 @@ async function job(route = "embeddings", who = identity): Promise<string> {
 const poll = (path: string, prefer: string, signal?: AbortSignal, who = identity) =>
   fetch(`${url}${path}`, { headers: { prefer, [internalHeaders.identity]: signIdentity(who, SECRET) }, signal });
 
-/** Within 6 s: sooner than an 8 s wait ends by itself, so a poll that was never woken fails. */
-async function until(condition: () => boolean, what: string): Promise<void> {
-  const deadline = Date.now() + 6_000;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
-
 describe("when a poll waits for its job", () => {
   it("then it answers once another replica applies the finish and says so on the bus", async () => {
     const jobs = await start({ maxAttempts: 3, sweepIntervalMs: 60_000 });
     const id = await job();
     const started = Date.now();
     const answer = poll(`/v1/async/embeddings/${id}`, "wait=8");
-    await until(() => jobs.heldPolls() === 1, "the poll to be held");
+    await until(() => jobs.heldPolls() === 1, "the poll to be held", HELD_WITHIN_MS);
     await store().apply({ job_id: id, status: "completed", attempt: 1, at: 1, result: { data: [] } });
     await bus.publish("jobs.finished", { job_ids: [id] });
     const res = await answer;
@@ -113,10 +92,10 @@ describe("when a poll waits for its job", () => {
     const leaving = new AbortController();
     const gone = poll(`/v1/async/embeddings/${id}`, "wait=8", leaving.signal).catch((err: unknown) => err);
     const staying = poll(`/v1/async/embeddings/${id}`, "wait=8");
-    await until(() => jobs.heldPolls() === 2, "both polls to be held");
+    await until(() => jobs.heldPolls() === 2, "both polls to be held", HELD_WITHIN_MS);
     leaving.abort();
     expect(await gone).toBeInstanceOf(Error);
-    await until(() => jobs.heldPolls() === 1, "the left poll to stop waiting");
+    await until(() => jobs.heldPolls() === 1, "the left poll to stop waiting", HELD_WITHIN_MS);
     const stopping = jobs.stop();
     service = undefined;
     const res = await staying;
@@ -133,7 +112,7 @@ describe("when a poll waits for its job", () => {
     expect(refused.status).toBe(404);
     expect(refused.headers.get("preference-applied")).toBeNull();
     const answer = poll(`/v1/tools/webtool/research/${id}`, "wait=8");
-    await until(() => jobs.heldPolls() === 1, "the poll to be held");
+    await until(() => jobs.heldPolls() === 1, "the poll to be held", HELD_WITHIN_MS);
     await store().apply({ job_id: id, status: "completed", attempt: 1, at: 1, result: { content: "found" } });
     await bus.publish("jobs.finished", { job_ids: [id] });
     const res = await answer;
