@@ -17,7 +17,7 @@ import { jsonBody, readTranscriptionForm, refuseCredentials, routeLabel, writeOr
 import { asyncModelRoutes, researchRoute, type AsyncModelRoute } from "./async-routes";
 import type { Dispatcher } from "./dispatcher";
 import { preferredWaitSeconds, type FinishWaiters } from "./finish-waiters";
-import { gateLargeBodies } from "./upload-gate";
+import { gateLargeAnswers, gateLargeBodies } from "./upload-gate";
 import type { JobCredentials } from "./job-credentials";
 import type { JobRow, JobStore, NewJob, PolledJob } from "./job-store";
 
@@ -92,7 +92,7 @@ export function mountJobRoutes(app: Express, deps: JobRoutesDeps): void {
 
   // The workers' side (signed with the job's identity, as every /v1 call here is): the request a
   // work message could not carry, and a result too large for the finished event.
-  app.get("/v1/jobs/:jobId/request", routeLabel("/v1/jobs/request"), async (req, res) => {
+  app.get("/v1/jobs/:jobId/request", routeLabel("/v1/jobs/request"), gateLargeAnswers(deps.uploads), async (req, res) => {
     const text = await deps.store.requestText(String(req.params.jobId), (res.locals.identity as Identity).workspace_id);
     if (text === undefined) throw jobNotFound(String(req.params.jobId));
     res.type("application/json").send(text);

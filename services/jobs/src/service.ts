@@ -52,6 +52,8 @@ export interface JobsService {
   releasePolls(): void;
   /** Polls held here now, waiting for their jobs. */
   heldPolls(): number;
+  /** Bytes of large bodies being stored or read back here now (the upload gate). */
+  heldUploadBytes(): number;
   stop(): Promise<void>;
 }
 
@@ -183,6 +185,7 @@ export function createJobsService(deps: JobsDeps): JobsService {
     },
     releasePolls: () => waiters.stop(),
     heldPolls: () => waiters.size,
+    heldUploadBytes: () => uploads.heldBytes,
     async stop() {
       waiters.stop();
       await http.stop();

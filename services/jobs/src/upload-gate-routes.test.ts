@@ -6,6 +6,7 @@ import { createPgliteDb, type Db } from "@gw/db";
 import { createLogger } from "@gw/logger";
 import { signIdentity } from "@gw/service-kit";
 import { until } from "@gw/testkit";
+import { JobStore } from "./job-store";
 import { LARGE_BODY_BYTES } from "./upload-gate";
 import type { JobsService } from "./service";
 import { testJobsService } from "./testing/jobs-service";
@@ -48,6 +49,7 @@ function largePost(path: string, declared = LARGE_BODY_BYTES): { socket: Socket;
 describe("when a large upload is being received", () => {
   it.each(["/v1/async/audio/transcriptions", "/v1/files"])("then the next large one to %s waits until it is gone", async (path) => {
     const first = largePost(path);
+    await until(() => service.heldUploadBytes() === LARGE_BODY_BYTES, "the first upload to hold the gate");
     const second = largePost(path);
     // The second's whole body is sent: only the gate keeps it from an answer (a 400: it is no form).
     second.socket.write("x".repeat(LARGE_BODY_BYTES - 1024));
@@ -69,5 +71,29 @@ describe("when a large upload is being received", () => {
     await until(() => second.answer().includes("\r\n\r\n"), "the second upload's answer");
     expect(second.answer()).toMatch(/^HTTP\/1\.1 400 /);
     second.socket.destroy();
+    // Every answer, and every client gone, gave its bytes back.
+    await until(() => service.heldUploadBytes() === 0, "the gate to be free again");
+  });
+
+  it("then a worker reading back a stored request waits too, and then gets it whole", async () => {
+    const store = new JobStore(db, 60_000, 3_600_000);
+    const request = { format: "json" as const, body: { model: "m", input: "stored" } };
+    const { job } = await store.create({ id: `job_${"u".repeat(32)}`, route: "embeddings", identity, request, requestHash: "h" });
+    const upload = largePost("/v1/async/audio/transcriptions");
+    await until(() => service.heldUploadBytes() === LARGE_BODY_BYTES, "the upload to hold the gate");
+    let answered = false;
+    const read = fetch(`http://127.0.0.1:${port}/v1/jobs/${job.id}/request`, {
+      headers: { [internalHeaders.identity]: signIdentity(identity, SECRET) },
+    }).then((res) => {
+      answered = true;
+      return res;
+    });
+    await new Promise((r) => setTimeout(r, 300));
+    const answeredWhileHeld = answered;
+    upload.socket.destroy();
+    expect(answeredWhileHeld).toBe(false);
+    const res = await read;
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual(request);
   });
 });
