@@ -1,20 +1,10 @@
 import { describe, expect, it } from "vitest";
 import { GatewayError } from "@gw/errors";
+import { settledSoon } from "@gw/testkit";
 import { UploadGate } from "./upload-gate";
 
 const MB = 1024 * 1024;
 const never = () => new AbortController().signal;
-
-/** Whether `promise` has settled by the end of a few turns of the event loop. */
-async function settled(promise: Promise<unknown>): Promise<boolean> {
-  let done = false;
-  void promise.then(
-    () => (done = true),
-    () => (done = true),
-  );
-  for (let i = 0; i < 5; i++) await new Promise((resolve) => setImmediate(resolve));
-  return done;
-}
 
 describe("when large uploads arrive at once", () => {
   it("then they are stored within the capacity, the others waiting in arrival order", async () => {
@@ -23,8 +13,8 @@ describe("when large uploads arrive at once", () => {
     const second = gate.acquire(25 * MB, never());
     const third = gate.acquire(5 * MB, never());
     // The small one fits beside the first, but does not pass the one that came before it.
-    expect(await settled(second)).toBe(false);
-    expect(await settled(third)).toBe(false);
+    expect(await settledSoon(second)).toBe(false);
+    expect(await settledSoon(third)).toBe(false);
     expect(gate.waiting).toBe(2);
     first();
     const releaseSecond = await second;
@@ -40,7 +30,7 @@ describe("when large uploads arrive at once", () => {
     const gate = new UploadGate(8 * MB);
     const release = await gate.acquire(20 * MB, never());
     const small = gate.acquire(2 * MB, never());
-    expect(await settled(small)).toBe(false);
+    expect(await settledSoon(small)).toBe(false);
     release();
     (await small)();
     expect(gate.heldBytes).toBe(0);
@@ -72,7 +62,7 @@ describe("when large uploads arrive at once", () => {
     const timingOut = gate.acquire(7 * MB, never(), 20);
     const small = gate.acquire(2 * MB, never());
     // The small one would fit now, but not before those that came first.
-    expect(await settled(small)).toBe(false);
+    expect(await settledSoon(small)).toBe(false);
     leaving.abort(new Error("gone"));
     await expect(head).rejects.toThrow("gone");
     await expect(timingOut).rejects.toMatchObject({ code: "server_busy" });

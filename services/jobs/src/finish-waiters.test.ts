@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { createInProcessBus } from "@gw/bus";
 import { createLogger } from "@gw/logger";
+import { settledSoon } from "@gw/testkit";
 import { FinishWaiters, MAX_POLL_WAIT_SECONDS, preferredWaitSeconds } from "./finish-waiters";
 
 const logger = createLogger({ service: "t", level: "silent" });
@@ -24,23 +25,13 @@ afterEach(() => {
   vi.restoreAllMocks();
 });
 
-/** Whether `promise` has settled by the end of a few turns of the event loop. */
-async function settled(promise: Promise<unknown>): Promise<boolean> {
-  let done = false;
-  void promise.then(() => {
-    done = true;
-  });
-  for (let i = 0; i < 5; i++) await new Promise((resolve) => setImmediate(resolve));
-  return done;
-}
-
 describe("when a poll waits for its job to finish", () => {
   it("then a finish applied by another replica wakes it, and another job's finish does not", async () => {
     const [a, b] = [replica(), replica()];
     const wait = hold(a, "job_1");
     const waiting = wait.until(FOREVER_MS);
     b.announce("job_2");
-    expect(await settled(waiting)).toBe(false);
+    expect(await settledSoon(waiting)).toBe(false);
     b.announce("job_1");
     await waiting;
     wait.end();
@@ -51,7 +42,7 @@ describe("when a poll waits for its job to finish", () => {
     const waiters = replica();
     const wait = hold(waiters, "job_1");
     waiters.announce("job_1");
-    expect(await settled(wait.until(FOREVER_MS))).toBe(true);
+    expect(await settledSoon(wait.until(FOREVER_MS))).toBe(true);
     wait.end();
   });
 
@@ -63,7 +54,7 @@ describe("when a poll waits for its job to finish", () => {
     const gone = hold(waiters, "job_1");
     const waiting = gone.until(FOREVER_MS);
     gone.end();
-    expect(await settled(waiting)).toBe(true);
+    expect(await settledSoon(waiting)).toBe(true);
     expect(waiters.size).toBe(0);
   });
 
@@ -72,8 +63,8 @@ describe("when a poll waits for its job to finish", () => {
     const waits = ["job_1", "job_2"].map((id) => hold(waiters, id));
     const waiting = Promise.all(waits.map((w) => w.until(FOREVER_MS)));
     waiters.stop();
-    expect(await settled(waiting)).toBe(true);
-    expect(await settled(hold(waiters, "job_3").until(FOREVER_MS))).toBe(true);
+    expect(await settledSoon(waiting)).toBe(true);
+    expect(await settledSoon(hold(waiters, "job_3").until(FOREVER_MS))).toBe(true);
   });
 
   it("then the finishes of one turn of the event loop go to the other replicas in one message", async () => {

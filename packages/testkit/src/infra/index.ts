@@ -9,4 +9,4 @@ export { connectAsClient, natsServerAvailable, startPrivateNats } from "./privat
 export type { PrivateNats, PrivateNatsAuth } from "./private-nats";
 export { createNatsOperator, encodeJwt, formatCreds, nkeys } from "./nats-jwt";
 export type { KeyPair, NatsOperatorSetup, NatsUserPermissions } from "./nats-jwt";
-export { until } from "./until";
+export { settledSoon, until } from "./until";

@@ -10,3 +10,17 @@ export async function until(condition: () => boolean, what: string, timeoutMs = 
     await new Promise((r) => setTimeout(r, 10));
   }
 }
+
+/**
+ * Whether `promise` has settled (either way) by the end of a few turns of the event loop: for a
+ * wait that must still be pending, checked without a clock.
+ */
+export async function settledSoon(promise: Promise<unknown>): Promise<boolean> {
+  let done = false;
+  void promise.then(
+    () => (done = true),
+    () => (done = true),
+  );
+  for (let i = 0; i < 5; i++) await new Promise((resolve) => setImmediate(resolve));
+  return done;
+}
