@@ -187,7 +187,8 @@ describe("when jobs whose requests were too large for the bus arrive together", 
       // Let go before asserting: a held handler would keep the worker from stopping.
       releaseFirst();
       expect(readWhileFirstRan).toBe(1);
-      expect((await events).map((e) => e.status)).toEqual(["completed", "completed"]);
+      // Either may also have been reported `processing`: the first is held past the report's delay on a slow machine.
+      expect((await events).map((e) => e.status).filter((s) => s !== "processing")).toEqual(["completed", "completed"]);
       expect(fetched.sort()).toEqual(jobs.map((j) => `/v1/jobs/${j.job_id}/request`).sort());
       expect(started).toEqual([
         { model: "m", input: "stored" },
