@@ -39,6 +39,12 @@ export interface InterleavedMeasurement<P extends string> {
   halves: Record<P, HalfMedians>;
   /** CPU µs per process (bench = this one) while each path's blocks ran, summed over the run. */
   cpu: Record<P, CpuReading>;
+  /**
+   * CPU µs per process over the whole run, whichever path's block ran: work a mesh does after its
+   * block has ended (a batch published or written after a pause) is in its own block's figure only
+   * if it finishes in time, and here always.
+   */
+  wholeRunCpu: CpuReading;
   durationMs: number;
 }
 
@@ -61,6 +67,7 @@ export async function measureInterleaved<P extends string>(
   const halves = byKey(paths, () => [createLatencyHistogram(), createLatencyHistogram()] as const);
   const cpu = byKey(paths, (): CpuReading => ({}));
   const started = process.hrtime.bigint();
+  const first = readCpu(options.processes);
   const blocks = (options.order ?? interleaveBlocks)(paths, options.requests, options.block);
   for (const [index, block] of blocks.entries()) {
     const half = halves[block.path][index < blocks.length / 2 ? 0 : 1];
@@ -68,6 +75,8 @@ export async function measureInterleaved<P extends string>(
     await runBlock(clients[block.path], block.count, histograms[block.path], half);
     accumulateCpu(cpu[block.path], before, readCpu(options.processes));
   }
+  const whole: CpuReading = {};
+  accumulateCpu(whole, first, readCpu(options.processes));
   return {
     histograms,
     halves: byKey(paths, (path) => ({
@@ -75,6 +84,7 @@ export async function measureInterleaved<P extends string>(
       secondHalfP50: halves[path][1].getValueAtPercentile(50) / 1000,
     })),
     cpu,
+    wholeRunCpu: whole,
     durationMs: Number(process.hrtime.bigint() - started) / 1e6,
   };
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { accumulateCpu, parseProcStat, processCpuMicros } from "./process-cpu";
+import { accumulateCpu, parseProcStat, processCpuMicros, schedstatNanos } from "./process-cpu";
 
 // A real line's shape: field 4 (ppid) = 1, fields 14/15 (utime/stime) = 250/50, field 24 (rss) = 12345.
 const line = (comm: string) =>
@@ -24,6 +24,29 @@ describe("processCpuMicros", () => {
     if (process.platform !== "linux") return;
     expect(processCpuMicros(process.pid)).toBeGreaterThanOrEqual(0);
     expect(processCpuMicros(2 ** 30)).toBeUndefined();
+  });
+
+  it("reads finer than the 10 ms ticks of /proc/<pid>/stat", () => {
+    if (process.platform !== "linux") return;
+    // Ticks would only ever give multiples of 10,000 µs; the threads' nanoseconds almost never do.
+    let work = 0;
+    const readings = Array.from({ length: 5 }, () => {
+      for (let i = 0; i < 100_000; i++) work += i;
+      return processCpuMicros(process.pid) ?? 0;
+    });
+    expect(work).toBeGreaterThan(0);
+    expect(readings.some((micros) => micros % 10_000 !== 0)).toBe(true);
+  });
+});
+
+describe("schedstatNanos", () => {
+  it("reads the run time, the first of schedstat's three fields", () => {
+    expect(schedstatNanos("699577123 4567 12\n")).toBe(699_577_123);
+  });
+
+  it("rejects a line that is not one", () => {
+    expect(() => schedstatNanos("garbage")).toThrow();
+    expect(() => schedstatNanos("")).toThrow();
   });
 });
 

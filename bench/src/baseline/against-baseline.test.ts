@@ -82,7 +82,15 @@ describe("one-in-flight with a baseline", () => {
       "baseline − direct",
       "gateway − baseline",
     ]);
-    expect(result.tables[1]?.rows.map((row) => row[0])).toEqual(["direct", "gateway", "baseline", "gateway − baseline"]);
+    expect(result.tables[1]?.rows.map((row) => row[0])).toEqual([
+      "direct",
+      "gateway",
+      "baseline",
+      "gateway − baseline",
+      "gateway, whole run",
+      "baseline, whole run",
+      "gateway − baseline, whole run",
+    ]);
     const data = result.data as Record<string, Record<string, unknown>>;
     expect(data.baseline).toEqual({ dir: "/tmp/gw-base", commit: "abc1234", dirty: false });
     expect(Object.keys(data.latencyMs ?? {})).toEqual(["direct", "gateway", "baseline"]);
@@ -91,6 +99,8 @@ describe("one-in-flight with a baseline", () => {
     expect(Object.keys(data.histogramsMicros ?? {})).toEqual(["direct", "gateway", "baseline"]);
     // The baseline's services were read while the baseline's blocks ran.
     expect(Object.keys(data.cpuMicrosPerRequest?.baseline as object)).toEqual(["bench", "ingress", "baseline:ingress"]);
+    // And each mesh's over the whole run.
+    expect(Object.keys(data.wholeRunServicesCpuMicrosPerRequest ?? {})).toEqual(["gateway", "baseline", "gatewayMinusBaseline"]);
   });
 
   it("when the baseline answers with the upstream's model name, then the run stops before timing anything", async () => {

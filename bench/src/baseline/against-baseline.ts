@@ -55,10 +55,11 @@ export async function measureAgainstBaseline(
 }
 
 /** A three-path run's latency summaries and CPU per request, compared (baseline-report.ts). */
-export function comparisonOf(run: Pick<InterleavedMeasurement<BaselinePath>, "histograms" | "cpu">, requests: number): BaselineComparison {
+export function comparisonOf(run: Pick<InterleavedMeasurement<BaselinePath>, "histograms" | "cpu" | "wholeRunCpu">, requests: number): BaselineComparison {
   return compareWithBaseline(
     byKey(baselinePaths, (path) => roundedSummary(summarize(run.histograms[path]))),
     byKey(baselinePaths, (path) => cpuPerRequest(run.cpu[path], requests)),
+    cpuPerRequest(run.wholeRunCpu, requests),
   );
 }
 

@@ -41,6 +41,24 @@ describe("compareWithBaseline", () => {
       gatewayMinusBaseline: 32,
     });
     expect(c.cpuMicrosPerRequest).toBe(cpu);
+    expect(c.wholeRunServicesCpuMicrosPerRequest).toBeUndefined();
+  });
+
+  it("when CPU was also read over the whole run, then each mesh's services sum all of theirs, whichever path ran", () => {
+    // The gateway's usage service wrote a batch during the baseline's blocks: only the whole run sees it.
+    const wholeRun = { bench: 120, upstream: 90, inference: 152, usage: 30, ingress: 303, "baseline:inference": 141, "baseline:ingress": 292 };
+    const c = compareWithBaseline(latency, cpu, wholeRun);
+    expect(c.wholeRunServicesCpuMicrosPerRequest).toEqual({
+      gateway: { inference: 152, tools: 0, jobs: 0, usage: 30, console: 0, ingress: 303, total: 485 },
+      baseline: { inference: 141, tools: 0, jobs: 0, usage: 0, console: 0, ingress: 292, total: 433 },
+      gatewayMinusBaseline: 52,
+    });
+    const [, table] = baselineTables(c, "t", { dir: "/tmp/gw-base", commit: "abc1234", dirty: false });
+    expect(table?.rows.slice(4)).toEqual([
+      ["gateway, whole run", "", "", 152, 0, 0, 30, 0, 303, 485],
+      ["baseline, whole run", "", "", 141, 0, 0, 0, 0, 292, 433],
+      ["gateway − baseline, whole run", "", "", "+11", "+0", "+0", "+30", "+0", "+11", "+52"],
+    ]);
   });
 });
 

@@ -21,11 +21,31 @@ export type BaselineComparison = {
   /** Every process while each path's blocks ran; the baseline's services as `baseline:<name>`. */
   cpuMicrosPerRequest: Record<BaselinePath, Record<string, number>>;
   /** Each mesh's services while its own path ran. */
-  servicesCpuMicrosPerRequest: { gateway: ServicesCpu; baseline: ServicesCpu; gatewayMinusBaseline: number };
+  servicesCpuMicrosPerRequest: MeshesCpu;
+  /**
+   * Each mesh's services over the whole run, per request of its own path: all of a mesh's work,
+   * including what it did after its blocks had ended (a usage batch published a second later).
+   */
+  wholeRunServicesCpuMicrosPerRequest?: MeshesCpu;
 };
 
-/** Latency summaries (ms) and CPU per request (µs) by path, as a scenario measured them. */
-export function compareWithBaseline(latency: Record<BaselinePath, LatencySummary>, cpu: Record<BaselinePath, Record<string, number>>): BaselineComparison {
+type MeshesCpu = { gateway: ServicesCpu; baseline: ServicesCpu; gatewayMinusBaseline: number };
+
+function meshesCpu(reading: Record<string, number>): MeshesCpu {
+  const gateway = servicesCpu(reading, "");
+  const baseline = servicesCpu(reading, baselineProcessPrefix);
+  return { gateway, baseline, gatewayMinusBaseline: gateway.total - baseline.total };
+}
+
+/**
+ * Latency summaries (ms) and CPU per request (µs) by path, as a scenario measured them; `wholeRun`:
+ * each process's CPU over the whole run divided by the requests of one path.
+ */
+export function compareWithBaseline(
+  latency: Record<BaselinePath, LatencySummary>,
+  cpu: Record<BaselinePath, Record<string, number>>,
+  wholeRun?: Record<string, number>,
+): BaselineComparison {
   const rounded = (d: Difference): Difference => ({ p50: round3(d.p50), p90: round3(d.p90), p99: round3(d.p99) });
   const gateway = servicesCpu(cpu.gateway, "");
   const baseline = servicesCpu(cpu.baseline, baselineProcessPrefix);
@@ -36,6 +56,7 @@ export function compareWithBaseline(latency: Record<BaselinePath, LatencySummary
     gatewayMinusBaselineMs: rounded(percentileDifference(latency.gateway, latency.baseline)),
     cpuMicrosPerRequest: cpu,
     servicesCpuMicrosPerRequest: { gateway, baseline, gatewayMinusBaseline: gateway.total - baseline.total },
+    ...(wholeRun ? { wholeRunServicesCpuMicrosPerRequest: meshesCpu(wholeRun) } : {}),
   };
 }
 
@@ -76,16 +97,32 @@ export function baselineTables(comparison: BaselineComparison, title: string, ch
   const gateway = cells(cpu.gateway, comparison.servicesCpuMicrosPerRequest.gateway);
   const baseline = cells(cpu.baseline, comparison.servicesCpuMicrosPerRequest.baseline);
   const signed = (n: number) => (n >= 0 ? `+${n}` : String(n));
+  const whole = comparison.wholeRunServicesCpuMicrosPerRequest;
+  const wholeCells = (services: ServicesCpu) => ["", "", ...meshServices.map((name) => services[name]), services.total];
+  const wholeRows = whole
+    ? [
+        ["gateway, whole run", ...wholeCells(whole.gateway)],
+        ["baseline, whole run", ...wholeCells(whole.baseline)],
+        [
+          "gateway − baseline, whole run",
+          "",
+          "",
+          ...meshServices.map((name) => signed(whole.gateway[name] - whole.baseline[name])),
+          signed(whole.gatewayMinusBaseline),
+        ],
+      ]
+    : [];
   const cpuTable: Table = {
     title:
       "CPU per request (µs; bench = the client; services: the mesh that answered, this tree's for direct (idle) and gateway, " +
-      "the baseline's for baseline; /proc readings in 10 ms ticks)",
+      "the baseline's for baseline; whole run: each mesh's services over every block, per request of its path; threads' run times from /proc)",
     columns: ["path", "bench", "upstream", ...meshServices, "services"],
     rows: [
       ["direct", ...direct],
       ["gateway", ...gateway],
       ["baseline", ...baseline],
       ["gateway − baseline", ...gateway.map((value, i) => signed(value - (baseline[i] ?? 0)))],
+      ...wholeRows,
     ],
   };
   return [latencyTable, cpuTable];
