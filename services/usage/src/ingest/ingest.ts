@@ -1,9 +1,10 @@
-import { UsageRecord } from "@gw/contracts";
+import type { UsageRecord } from "@gw/contracts";
 import type { Logger } from "@gw/logger";
 import type { Pricer } from "../pricing";
 import { retainedFrom } from "../partitions";
 import { Batcher } from "./batcher";
 import { type LedgerRow, toLedgerRow } from "./ledger-row";
+import { isUsageRecord, usageRecordErrors } from "./record-check";
 import type { LedgerWriter, WriteResult } from "./ledger-writer";
 
 /** The counters ingest keeps (prom-client's satisfy these shapes). */
@@ -85,19 +86,18 @@ export class Ingest {
    * backend's report, which ingress passes on unchecked) is malformed is kept without it.
    */
   private check(raw: unknown): UsageRecord | undefined {
-    const parsed = UsageRecord.safeParse(raw);
-    if (parsed.success) return parsed.data;
+    if (isUsageRecord(raw)) return raw;
+    const errors = usageRecordErrors();
     const { logger, metrics } = this.options;
     if (typeof raw === "object" && raw !== null && "outcome" in raw) {
       const { outcome, ...rest } = raw as Record<string, unknown>;
-      const bare = UsageRecord.safeParse(rest);
-      if (bare.success) {
-        logger.error({ err: parsed.error, request_id: bare.data.request_id, outcome }, "usage: a record's call outcome is malformed; kept without it");
-        return bare.data;
+      if (isUsageRecord(rest)) {
+        logger.error({ errors, request_id: rest.request_id, outcome }, "usage: a record's call outcome is malformed; kept without it");
+        return rest;
       }
     }
     metrics.invalid.inc();
-    logger.error({ err: parsed.error, record: raw }, "usage: a malformed usage record was dropped");
+    logger.error({ errors, record: raw }, "usage: a malformed usage record was dropped");
     return undefined;
   }
 
