@@ -1,6 +1,48 @@
 import { describe, expect, it } from "vitest";
 import { formatCallOutcome, parseCallOutcomeText } from "./outcome-header";
-import { CallOutcome } from "./usage";
+import { CallOutcome, usageUnitNames } from "./usage";
+
+/** The format's rules written as plainly as possible (pairs, then names), to hold the fast reader to. */
+function plainRead(text: string): CallOutcome | undefined {
+  const names: Record<string, [string, string] | [string]> = {
+    m: ["model"],
+    p: ["provider"],
+    um: ["upstream_model"],
+    a: ["attempts"],
+    ums: ["upstream_ms"],
+    tt: ["ttft_ms"],
+    in: ["usage", "input_tokens"],
+    out: ["usage", "output_tokens"],
+    cr: ["usage", "cached_input_tokens"],
+    cw: ["usage", "cache_write_tokens"],
+    rs: ["usage", "reasoning_tokens"],
+    ...Object.fromEntries(usageUnitNames.map((unit) => [`u.${unit}`, ["units", unit] as [string, string]])),
+  };
+  const out: Record<string, unknown> = {};
+  for (const pair of text.split("&")) {
+    const eq = pair.indexOf("=");
+    const path = eq > 0 ? names[pair.slice(0, eq)] : undefined;
+    if (!path) continue;
+    const raw = pair.slice(eq + 1);
+    let value: string | number;
+    if (path[0] === "model" || path[0] === "provider" || path[0] === "upstream_model") {
+      try {
+        value = decodeURIComponent(raw);
+      } catch {
+        continue;
+      }
+    } else {
+      value = Number(raw);
+      if (raw === "" || !Number.isFinite(value)) continue;
+    }
+    if (path.length === 1) out[path[0]] = value;
+    else {
+      out[path[0]] ??= {};
+      (out[path[0]] as Record<string, unknown>)[path[1]] = value;
+    }
+  }
+  return Object.keys(out).length > 0 ? (out as CallOutcome) : undefined;
+}
 
 describe("the x-gw-outcome header", () => {
   it("carries every field there and back, text that needs escaping included", () => {
@@ -42,5 +84,38 @@ describe("the x-gw-outcome header", () => {
     const negative = parseCallOutcomeText("in=-5");
     expect(negative).toEqual({ usage: { input_tokens: -5 } });
     expect(CallOutcome.safeParse(negative).success).toBe(false);
+  });
+
+  it("reads any text exactly as the format's plain rules do", () => {
+    // Pieces that make good, bad, repeated and unknown pairs, joined at random (a fixed seed).
+    const pieces = [
+      "p=openai",
+      "um=gpt%2D4o",
+      "m=%E0%A4%A",
+      "a=2",
+      "a=x",
+      "ums=0.412",
+      "tt=",
+      "in=12",
+      "out=-3",
+      "cr=1e3",
+      "cw=Infinity",
+      "rs=7",
+      "u.pages=2",
+      "u.bogus=1",
+      "zz=1",
+      "=5",
+      "noequals",
+      "",
+      "p=",
+      "um=a=b",
+      "in=0x10",
+    ];
+    let seed = 42;
+    const next = () => (seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31);
+    for (let n = 0; n < 2_000; n++) {
+      const text = Array.from({ length: 1 + (next() % 6) }, () => pieces[next() % pieces.length]).join("&");
+      expect(parseCallOutcomeText(text), text).toEqual(plainRead(text));
+    }
   });
 });
