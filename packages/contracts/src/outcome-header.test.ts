@@ -63,6 +63,13 @@ describe("the x-gw-outcome header", () => {
     expect(parseCallOutcomeText(text)).toEqual(outcome);
   });
 
+  it("encodes every name right however many it has seen (the kept encodings are bounded)", () => {
+    for (let n = 0; n < 2_500; n++) {
+      const outcome = { provider: `p ${n}&`, upstream_model: `m/${n % 7}=%` };
+      expect(parseCallOutcomeText(formatCallOutcome(outcome))).toEqual(outcome);
+    }
+  });
+
   it("leaves absent fields absent", () => {
     expect(parseCallOutcomeText(formatCallOutcome({ provider: "p", attempts: 1 }))).toEqual({ provider: "p", attempts: 1 });
     expect(formatCallOutcome({})).toBe("");

@@ -12,9 +12,9 @@ import { type CallOutcome, type TokenUsage, type UsageUnits, usageUnitNames } fr
  */
 export function formatCallOutcome(outcome: CallOutcome): string {
   let text = "";
-  if (outcome.model !== undefined) text += `&m=${encodeURIComponent(outcome.model)}`;
-  if (outcome.provider !== undefined) text += `&p=${encodeURIComponent(outcome.provider)}`;
-  if (outcome.upstream_model !== undefined) text += `&um=${encodeURIComponent(outcome.upstream_model)}`;
+  if (outcome.model !== undefined) text += `&m=${encoded(outcome.model)}`;
+  if (outcome.provider !== undefined) text += `&p=${encoded(outcome.provider)}`;
+  if (outcome.upstream_model !== undefined) text += `&um=${encoded(outcome.upstream_model)}`;
   if (outcome.attempts !== undefined) text += `&a=${outcome.attempts}`;
   if (outcome.upstream_ms !== undefined) text += `&ums=${outcome.upstream_ms}`;
   if (outcome.ttft_ms !== undefined) text += `&tt=${outcome.ttft_ms}`;
@@ -34,6 +34,23 @@ export function formatCallOutcome(outcome: CallOutcome): string {
     }
   }
   return text.length > 0 ? text.slice(1) : text;
+}
+
+/**
+ * Names as the header carries them, kept: they are the configuration's (models, providers, upstream
+ * models), so there are few, and each answer otherwise encoded them into new strings again.
+ */
+const encodedNames = new Map<string, string>();
+const MAX_ENCODED_NAMES = 1_000;
+
+function encoded(name: string): string {
+  let text = encodedNames.get(name);
+  if (text === undefined) {
+    text = encodeURIComponent(name);
+    if (encodedNames.size >= MAX_ENCODED_NAMES) encodedNames.clear();
+    encodedNames.set(name, text);
+  }
+  return text;
 }
 
 const unitOf = new Set<string>(usageUnitNames);
