@@ -50,21 +50,38 @@ export function clockTicks(): number {
  * Total CPU time of another process in µs: the sum of its threads' run times in nanoseconds
  * (/proc/<pid>/task/<tid>/schedstat, field 1), so that a block of a hundred requests is not read in
  * 10 ms steps (its ±10 ms per process was ±100 µs per request per block); /proc/<pid>/stat's ticks
- * where schedstat is missing. A thread that has exited drops out of the sum: Node's threads (libuv's
- * pool, V8's helpers) live as long as the process. Undefined where /proc is missing.
+ * where schedstat cannot be read. Each process is read one way for good, decided at its first
+ * reading: a difference between the two ways would otherwise land in one block. A thread that has
+ * exited drops out of the sum (Node's threads, libuv's pool and V8's helpers, live as long as the
+ * process). Undefined where /proc is missing.
  */
 export function processCpuMicros(pid: number): number | undefined {
-  return threadsCpuMicros(pid) ?? ticksCpuMicros(pid);
+  let bySchedstat = readsSchedstat.get(pid);
+  if (bySchedstat === undefined) {
+    bySchedstat = (threadsCpuMicros(pid) ?? 0) > 0;
+    readsSchedstat.set(pid, bySchedstat);
+  }
+  return bySchedstat ? threadsCpuMicros(pid) : ticksCpuMicros(pid);
 }
 
+const readsSchedstat = new Map<number, boolean>();
+
 function threadsCpuMicros(pid: number): number | undefined {
+  let tids: string[];
   try {
-    let nanos = 0;
-    for (const tid of readdirSync(`/proc/${pid}/task`)) nanos += schedstatNanos(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, "utf8"));
-    return nanos / 1000;
+    tids = readdirSync(`/proc/${pid}/task`);
   } catch {
     return undefined;
   }
+  let nanos = 0;
+  for (const tid of tids) {
+    try {
+      nanos += schedstatNanos(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, "utf8"));
+    } catch {
+      // The thread ended between the listing and its reading: its time is gone from the sum either way.
+    }
+  }
+  return nanos / 1000;
 }
 
 /** The first field of a schedstat line: nanoseconds spent running. */

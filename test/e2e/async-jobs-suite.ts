@@ -353,7 +353,8 @@ export function asyncJobsSuite(name: TargetName): void {
       // running beside the second (which would be paid for twice).
       await eventually(() => expect(calls()).toHaveLength(2), 15_000);
       await eventually(() => expect(calls()[0]?.aborted).toBe(true), 2_000);
-      expect((await get(id)).body.status).not.toBe("failed");
+      // Not asserted here that the job is still running: its second attempt has only a second, which
+      // a loaded machine can spend before this line. The failure below names both attempts instead.
       let last: Job | undefined;
       const deadline = Date.now() + 20_000;
       while (Date.now() < deadline) {
