@@ -1,4 +1,5 @@
 import { GatewayError } from "@gw/errors";
+import { type CallSignal, onAbort } from "./caller-gone";
 
 /** How long a large body may wait for room before it is refused as busy (retryable). */
 const MAX_WAIT_MS = 15_000;
@@ -31,7 +32,7 @@ export class UploadGate {
   }
 
   /** Resolves with the release once `bytes` are granted; rejects after `maxWaitMs` (`Infinity`: never), or when `signal` aborts. */
-  acquire(bytes: number, signal: AbortSignal, maxWaitMs = MAX_WAIT_MS): Promise<() => void> {
+  acquire(bytes: number, signal: CallSignal, maxWaitMs = MAX_WAIT_MS): Promise<() => void> {
     let released = false;
     const release = () => {
       if (released) return;
@@ -61,13 +62,12 @@ export class UploadGate {
         reject(err);
       };
       const timer = Number.isFinite(maxWaitMs) ? setTimeout(() => giveUp(busy()), maxWaitMs) : undefined;
-      const aborted = () => giveUp(signal.reason);
+      this.queue.push(waiter);
+      const stopWatching = onAbort(signal, () => giveUp(signal.reason));
       const cleanup = () => {
         clearTimeout(timer);
-        signal.removeEventListener("abort", aborted);
+        stopWatching();
       };
-      signal.addEventListener("abort", aborted, { once: true });
-      this.queue.push(waiter);
     });
   }
 

@@ -17,7 +17,6 @@ import { JobCredentials } from "./job-credentials";
 import { JobStore } from "./job-store";
 import { endOf, jobBodies, jobUsageRecord } from "./job-usage";
 import { FinishWaiters } from "./finish-waiters";
-
 import { mountJobRoutes } from "./routes";
 
 export interface JobsSettings {
@@ -151,7 +150,7 @@ export function createJobsService(deps: JobsDeps): JobsService {
         (event, meta) =>
           withConsumerSpan({ bus: deps.bus, subject: "jobs.events", group: "jobs", meta }, async () => {
             const { changed, ticket, finished } = await store.apply(event);
-            if (changed && finishedJobStatuses.includes(event.status)) waiters.announce(event.job_id);
+            if (finished) waiters.announce(event.job_id);
             logger.debug({ job: event.job_id, status: event.status, attempt: event.attempt, changed }, "jobs: event applied");
             // The job's usage record goes out before the event is acked: a crash in between redelivers
             // the event, which publishes the record again (the ledger keeps one per request id).

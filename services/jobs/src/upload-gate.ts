@@ -1,5 +1,5 @@
 import type { NextFunction, RequestHandler, Response } from "express";
-import type { UploadGate } from "@gw/service-kit";
+import { clientGone, type UploadGate } from "@gw/service-kit";
 
 /** Bodies below this size pass without waiting: a chat job never queues behind an upload. */
 export const LARGE_BODY_BYTES = 1024 * 1024;
@@ -26,18 +26,13 @@ export function gateLargeAnswers(gate: UploadGate): RequestHandler {
 }
 
 function holdThenNext(gate: UploadGate, bytes: number, res: Response, next: NextFunction): void {
-  const gone = new AbortController();
-  const onClose = () => gone.abort(new Error("the client went away while its body waited"));
-  res.once("close", onClose);
-  gate.acquire(bytes, gone.signal).then(
+  gate.acquire(bytes, clientGone(res)).then(
     (release) => {
-      res.off("close", onClose);
       if (res.closed) return release();
       res.once("close", release);
       next();
     },
     (err: unknown) => {
-      res.off("close", onClose);
       if (!res.closed) next(err);
     },
   );
