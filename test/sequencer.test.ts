@@ -1,7 +1,8 @@
-import { statSync } from "node:fs";
+import { existsSync, statSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import { weightOf } from "./sequencer";
+import { durationsOf } from "./record-durations";
+import { recordedSeconds, weightOf } from "./sequencer";
 
 const here = (path: string) => fileURLToPath(new URL(path, import.meta.url));
 
@@ -13,5 +14,35 @@ describe("the order test files start in, on a fresh clone", () => {
     expect(weightOf(here("./sequencer.test.ts"))).toBe(statSync(here("./sequencer.test.ts")).size);
     // The browser suite's half still outweighs every unit test file, which is what puts it first.
     expect(suite / 2).toBeGreaterThan(statSync(here("../packages/errors/src/gateway-error.test.ts")).size);
+  });
+
+  it("starts the files timed in durations.json first, longest first, whatever their size", () => {
+    const known = recordedSeconds(here("./durations.json"));
+    expect(known.size).toBeGreaterThan(10);
+    // Every file listed is still there: a renamed one would silently lose its place.
+    for (const file of known.keys()) expect(existsSync(here(`../${file}`)), file).toBe(true);
+    const small = here("./e2e/data-folder.e2e.test.ts");
+    const large = here("../services/inference/src/translate/stream.test.ts");
+    expect(statSync(large).size).toBeGreaterThan(statSync(small).size);
+    expect(weightOf(small, 1)).toBeGreaterThan(weightOf(large));
+    expect(weightOf(small, 30)).toBeGreaterThan(weightOf(large, 29));
+  });
+
+  it("records from a vitest report the files of 3 s or more, in seconds, longest first", () => {
+    const root = fileURLToPath(new URL("..", import.meta.url));
+    const report = {
+      testResults: [
+        { name: `${root}test/e2e/a.e2e.test.ts`, startTime: 1_000, endTime: 4_400 },
+        { name: `${root}packages/x/src/quick.test.ts`, startTime: 1_000, endTime: 1_300 },
+        { name: `${root}test/e2e/b.e2e.test.ts`, startTime: 0, endTime: 61_600 },
+      ],
+    };
+    const durations = durationsOf(report);
+    expect(durations).toEqual({ "test/e2e/b.e2e.test.ts": 62, "test/e2e/a.e2e.test.ts": 3 });
+    expect(Object.keys(durations)).toEqual(["test/e2e/b.e2e.test.ts", "test/e2e/a.e2e.test.ts"]);
+  });
+
+  it("reads no timings from a list it cannot read", () => {
+    expect(recordedSeconds(here("./no-such-durations.json")).size).toBe(0);
   });
 });
