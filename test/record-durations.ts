@@ -6,16 +6,31 @@
  *
  * The sequencer starts those files first, longest first, on a clone with no timings of its own.
  */
-import { readFileSync, writeFileSync } from "node:fs";
-import { join, relative } from "node:path";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { join, relative, sep } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 
+/**
+ * A report's file as a path in this checkout: the report may come from another one (.ci/run's fresh
+ * clone), so leading folders are dropped until what is left names a file here; undefined if none does.
+ */
+function inThisCheckout(file: string): string | undefined {
+  const own = relative(root, file);
+  if (!own.startsWith("..") && existsSync(join(root, own))) return own.split(sep).join("/");
+  const parts = file.split(/[\\/]/);
+  for (let i = 1; i < parts.length; i++) {
+    const rest = parts.slice(i).join("/");
+    if (existsSync(join(root, rest))) return rest;
+  }
+  return undefined;
+}
+
 export function durationsOf(report: { testResults: { name: string; startTime: number; endTime: number }[] }, minSeconds = 3): Record<string, number> {
   const out: Record<string, number> = {};
-  const files = report.testResults.map((t) => [relative(root, t.name), (t.endTime - t.startTime) / 1000] as const).sort((a, b) => b[1] - a[1]);
-  for (const [file, seconds] of files) if (seconds >= minSeconds) out[file] = Math.round(seconds);
+  const files = report.testResults.map((t) => [inThisCheckout(t.name), (t.endTime - t.startTime) / 1000] as const).sort((a, b) => b[1] - a[1]);
+  for (const [file, seconds] of files) if (file !== undefined && seconds >= minSeconds) out[file] = Math.round(seconds);
   return out;
 }
 

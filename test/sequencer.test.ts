@@ -28,18 +28,21 @@ describe("the order test files start in, on a fresh clone", () => {
     expect(weightOf(small, 30)).toBeGreaterThan(weightOf(large, 29));
   });
 
-  it("records from a vitest report the files of 3 s or more, in seconds, longest first", () => {
+  it("records from a vitest report, this checkout's or another's, the files of 3 s or more, in seconds, longest first", () => {
     const root = fileURLToPath(new URL("..", import.meta.url));
     const report = {
       testResults: [
-        { name: `${root}test/e2e/a.e2e.test.ts`, startTime: 1_000, endTime: 4_400 },
-        { name: `${root}packages/x/src/quick.test.ts`, startTime: 1_000, endTime: 1_300 },
-        { name: `${root}test/e2e/b.e2e.test.ts`, startTime: 0, endTime: 61_600 },
+        { name: `${root}test/e2e/data-folder.e2e.test.ts`, startTime: 1_000, endTime: 4_400 },
+        { name: `${root}test/sequencer.test.ts`, startTime: 1_000, endTime: 1_300 },
+        // .ci/run's clone, elsewhere on the disk: the same file here.
+        { name: "/tmp/tmp.X1/gw/test/e2e/secrets.e2e.test.ts", startTime: 0, endTime: 61_600 },
+        // A file this checkout does not have is left out.
+        { name: "/tmp/tmp.X1/gw/test/e2e/gone.e2e.test.ts", startTime: 0, endTime: 90_000 },
       ],
     };
     const durations = durationsOf(report);
-    expect(durations).toEqual({ "test/e2e/b.e2e.test.ts": 62, "test/e2e/a.e2e.test.ts": 3 });
-    expect(Object.keys(durations)).toEqual(["test/e2e/b.e2e.test.ts", "test/e2e/a.e2e.test.ts"]);
+    expect(durations).toEqual({ "test/e2e/secrets.e2e.test.ts": 62, "test/e2e/data-folder.e2e.test.ts": 3 });
+    expect(Object.keys(durations)).toEqual(["test/e2e/secrets.e2e.test.ts", "test/e2e/data-folder.e2e.test.ts"]);
   });
 
   it("reads no timings from a list it cannot read", () => {
