@@ -7,7 +7,7 @@
  * The sequencer starts those files first, longest first, on a clone with no timings of its own.
  */
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
-import { join, relative, sep } from "node:path";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
@@ -17,12 +17,10 @@ const root = fileURLToPath(new URL("..", import.meta.url));
  * clone), so leading folders are dropped until what is left names a file here; undefined if none does.
  */
 function inThisCheckout(file: string): string | undefined {
-  const own = relative(root, file);
-  if (!own.startsWith("..") && existsSync(join(root, own))) return own.split(sep).join("/");
   const parts = file.split(/[\\/]/);
-  for (let i = 1; i < parts.length; i++) {
+  for (let i = 0; i < parts.length; i++) {
     const rest = parts.slice(i).join("/");
-    if (existsSync(join(root, rest))) return rest;
+    if (rest !== "" && existsSync(join(root, rest))) return rest;
   }
   return undefined;
 }
