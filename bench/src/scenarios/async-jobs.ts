@@ -4,6 +4,7 @@ import { createTimedClient, type RequestTarget } from "../http-client";
 import { cpuUsers, readProcessTable } from "../neighbours";
 import { readCpu } from "../process-cpu";
 import { formatMs, type Table } from "../report";
+import { measureAsyncFloor } from "./async-floor";
 import type { BenchContext, Json, Scenario, ScenarioResult } from "./scenario";
 
 /** Jobs created as fast as `CREATORS` clients can, then waited for. */
@@ -64,6 +65,9 @@ export const asyncJobs: Scenario = {
     try {
       ctx.progress(`async: warm-up, 50 jobs`);
       for (let i = 0; i < 50; i++) await finish((await post()).id);
+
+      ctx.progress(`async: the floor, ${THROUGHPUT_JOBS} creates and jobs' least work through two bare stack hops by ${CREATORS} clients`);
+      const floor = await measureAsyncFloor(ctx.chat.direct, CREATORS, THROUGHPUT_JOBS);
 
       ctx.progress(`async: ${THROUGHPUT_JOBS} jobs created by ${CREATORS} clients at once`);
       const createLatency = createLatencyHistogram();
@@ -155,7 +159,9 @@ export const asyncJobs: Scenario = {
           columns: ["measure", "jobs/s"],
           rows: [
             [`created (${CREATORS} clients)`, createRate.toFixed(0)],
+            ["  floor: a POST through 2 bare stack hops + Redis", floor.createsPerSecond.toFixed(0)],
             ["created and completed", completeRate.toFixed(0)],
+            ["  floor: that POST, the upstream call and a GET", floor.jobsPerSecond.toFixed(0)],
             [`polls of a finished job (${CREATORS} clients)`, pollRate.toFixed(0)],
           ],
         },
@@ -188,6 +194,7 @@ export const asyncJobs: Scenario = {
         creators: CREATORS,
         createdPerSecond: createRate,
         completedPerSecond: completeRate,
+        floor,
         pollsPerSecond: pollRate,
         cpuMicrosPerJob: cpuPerJob,
         cpuMicrosPerPoll: cpuPerPoll,
@@ -202,6 +209,7 @@ export const asyncJobs: Scenario = {
         name: "async",
         tables,
         notes: [
+          "The floor rows are the same clients against two bare proxies of the fixed stack (express, http-proxy-middleware; the first makes a Redis round trip) in front of the upstream, with no Postgres, JetStream or worker: the shape every job must pass through, and a ceiling for the gateway's rates on this machine.",
           `create → completed is measured by polling every ${POLL_EVERY_MS} ms, which adds up to that much (and more, as each poll's round trip adds to the interval), and by one poll with \`Prefer: wait=${WAIT_SECONDS}\`, answered when the job's row says completed.`,
         ],
         data,
