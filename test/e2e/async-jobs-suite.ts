@@ -282,10 +282,11 @@ export function asyncJobsSuite(name: TargetName): void {
     it("then a finished job's token reservation is settled against its real usage, as a live call's is", async () => {
       const limited = (await newWorkspaceKey(gw, { name: "async-tpm", models: ["*"], limits: { tokens_per_minute: 6000 } })).key;
       const body = { model: "gpt", max_tokens: 2500, messages: [{ role: "user", content: "settle me" }] };
-      for (let i = 0; i < 2; i++) {
-        const created = await call("POST", "/async/chat/completions", body, {}, limited);
-        expect(created.status).toBe(202);
-        expect((await settle("chat/completions", created.body.id as string, limited)).status).toBe("completed");
+      // Created together, so that they may well finish together and be settled in one message.
+      const created = await Promise.all([1, 2].map(() => call("POST", "/async/chat/completions", body, {}, limited)));
+      for (const job of created) {
+        expect(job.status).toBe(202);
+        expect((await settle("chat/completions", job.body.id as string, limited)).status).toBe("completed");
       }
       // Two reservations of about 2,500 tokens each leave room for a third only once they are settled
       // down to the few tokens the jobs really used. Settlements reach ingress over the bus, each in

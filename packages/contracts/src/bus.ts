@@ -127,6 +127,32 @@ export const TokenSettlement = z.object({
 });
 export type TokenSettlement = z.infer<typeof TokenSettlement>;
 
+/** The most settlements one `limits.settle` message carries. */
+export const MAX_SETTLEMENT_BATCH = 64;
+
+/**
+ * What `limits.settle` carries: the settlements of jobs that finished together, in one message (a
+ * JetStream message costs its publisher, the server and ingress far more than a settlement's bytes:
+ * bench/README.md), or one settlement alone, the form jobs sent before, which ingress still takes
+ * from a stream an older jobs service wrote to.
+ */
+export const TokenSettlements = z.union([TokenSettlement, z.object({ settlements: z.array(TokenSettlement).min(1).max(MAX_SETTLEMENT_BATCH) })]);
+export type TokenSettlements = z.infer<typeof TokenSettlements>;
+
+/** A message's settlements, whichever form it came in. */
+export function settlementsOf(message: TokenSettlements): readonly TokenSettlement[] {
+  return "settlements" in message ? message.settlements : [message];
+}
+
+/**
+ * The message id of settlements sent together: one job's id alone (as before), or the first one's and
+ * the count, so the same group sent again is dropped by the stream.
+ */
+export function settlementBatchId(settlements: readonly Pick<TokenSettlement, "job_id">[]): string {
+  const first = settlements[0]?.job_id ?? "";
+  return settlements.length === 1 ? first : `${first}+${settlements.length}`;
+}
+
 /**
  * How a provider credential is sealed at rest (service-kit's Sealer under GATEWAY_MASTER_KEY): this
  * purpose, and a context binding it to one workspace and provider. Ingress stores credentials so,
@@ -202,7 +228,7 @@ export const workSubjects = {
   "jobs.work.inference": JobWork,
   "jobs.work.tools": JobWork,
   "jobs.events": JobEvent,
-  "limits.settle": TokenSettlement,
+  "limits.settle": TokenSettlements,
   "credentials.changed": CredentialChanged,
   "usage.records": UsageRecords,
   "usage.bodies": CapturedBodiesBatch,

@@ -1,6 +1,7 @@
 import { fileURLToPath } from "node:url";
 import type { Bus, Consumer } from "@gw/bus";
 import { buildInfo, type GatewayConfig, type PlanLimitsTable } from "@gw/config";
+import { settlementsOf } from "@gw/contracts";
 import { runMigrations, type Db } from "@gw/db";
 import type { Logger } from "@gw/logger";
 import { createPricer } from "@gw/pricing";
@@ -148,12 +149,14 @@ export function createIngressService(deps: IngressDeps): IngressService {
       await runMigrations(db, { schema: "ingress", dir: ingressMigrations, logger });
       unsubscribe = bus.subscribe("identity.changed", (change) => onIdentityChanged(change.kind, change.id));
       // Finished async jobs' reservations, settled by one replica as a live call's would be.
-      settlements = await bus.consume("limits.settle", { durable: "ingress", concurrency: 8 }, async ({ ticket, used, outcome }) => {
-        if (ticket.tokens > 0)
-          rateLimits.settle({ workspaceId: ticket.workspace_id, keyId: ticket.key_id, bucket: ticket.bucket, tokens: ticket.tokens }, used);
-        // A job that ran costs what it reported; one that failed or was replayed, nothing.
-        if (ticket.budget)
-          budgets?.settle(jobHold(ticket.budget), ticket.workspace_id, ticket.key_id, outcome ? { kind: "answered", outcome } : { kind: "failed" });
+      settlements = await bus.consume("limits.settle", { durable: "ingress", concurrency: 8 }, async (message) => {
+        for (const { ticket, used, outcome } of settlementsOf(message)) {
+          if (ticket.tokens > 0)
+            rateLimits.settle({ workspaceId: ticket.workspace_id, keyId: ticket.key_id, bucket: ticket.bucket, tokens: ticket.tokens }, used);
+          // A job that ran costs what it reported; one that failed or was replayed, nothing.
+          if (ticket.budget)
+            budgets?.settle(jobHold(ticket.budget), ticket.workspace_id, ticket.key_id, outcome ? { kind: "answered", outcome } : { kind: "failed" });
+        }
       });
       const publicApp = createPublicApp({
         logger,

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createInProcessBus, type Bus } from "@gw/bus";
 import { GatewayConfig } from "@gw/config";
-import type { AdmissionAnswer, AdmissionRequest, Identity, JobWork, TokenSettlement } from "@gw/contracts";
+import { settlementsOf, type AdmissionAnswer, type AdmissionRequest, type Identity, type JobWork, type TokenSettlement } from "@gw/contracts";
 import { createPgliteDb, runMigrations, type Db } from "@gw/db";
 import { createLogger } from "@gw/logger";
 import { Catalog, CredentialsReader, credentialsTransitPurpose, Sealer } from "@gw/service-kit";
@@ -44,7 +44,7 @@ beforeAll(async () => {
   works = [];
   settlements = [];
   await bus.consume("jobs.work.inference", { durable: "inference" }, async (work) => void works.push(work));
-  await bus.consume("limits.settle", { durable: "ingress" }, async (settlement) => void settlements.push(settlement));
+  await bus.consume("limits.settle", { durable: "ingress" }, async (message) => void settlements.push(...settlementsOf(message)));
   jobs = new JobStore(db, timings.attemptTimeoutMs, timings.retentionMs);
   files = new FileStore(db);
   batches = new BatchStore(db);

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createInProcessBus } from "@gw/bus";
-import type { JobWork } from "@gw/contracts";
+import { settlementsOf, type JobWork, type TokenSettlement } from "@gw/contracts";
 import { createPgliteDb, type Db } from "@gw/db";
 import { createLogger } from "@gw/logger";
 import { JobStore } from "./job-store";
@@ -54,5 +54,52 @@ describe("when the embedded default restarts with jobs whose work was only in me
     expect(seen[0]).toMatchObject({ attempt: 1, identity, request: { format: "json", body: { input: "x" } } });
     await second.service.stop();
     await second.bus.close();
+  }, 20_000);
+});
+
+describe("when jobs with token reservations finish", () => {
+  it("then each job's reservation is settled once, with what it used (nothing for a failed one), on limits.settle, several in a message", async () => {
+    const bus = createInProcessBus({ logger });
+    // Each settlement message takes a while to be acked, as a busy server's does: those that finish
+    // meanwhile wait for a free write and then go out together.
+    const messages: unknown[] = [];
+    const slowBus = Object.assign(Object.create(bus) as typeof bus, {
+      enqueue: async (...args: Parameters<typeof bus.enqueue>) => {
+        if (args[0] === "limits.settle") {
+          messages.push(args[1]);
+          await new Promise((r) => setTimeout(r, 300));
+        }
+        return bus.enqueue(...args);
+      },
+    });
+    const service = testJobsService({ db, bus: slowBus, internalSecret: "s".repeat(32), timings });
+    await service.start();
+    const store = new JobStore(db, timings.attemptTimeoutMs, timings.retentionMs);
+    const identity = { workspace_id: "ws_settle", key_id: "key", plan: "pro" as const, models: [["*"]], tools: [] };
+    const settled: TokenSettlement[] = [];
+    await bus.consume("limits.settle", { durable: "ingress" }, async (message) => void settled.push(...settlementsOf(message)));
+    const ids: string[] = [];
+    for (let n = 0; n < 6; n++) {
+      const id = `job_settle${String(n).padStart(27, "0")}`;
+      const ticket = { workspace_id: identity.workspace_id, key_id: "key", bucket: 1, tokens: 1000 + n };
+      await store.create({ id, route: "chat/completions", identity, request: { format: "json", body: { model: "m" } }, requestHash: "h", tokenTicket: ticket });
+      await store.markDispatched(id, 1);
+      ids.push(id);
+    }
+    // All six finish at once, the last one failed; the first is reported twice (a redelivery).
+    const events = ids.map((job_id, n) =>
+      n === 5
+        ? { job_id, status: "failed" as const, attempt: 1, at: Date.now(), error: { message: "upstream failed" } }
+        : { job_id, status: "completed" as const, attempt: 1, at: Date.now(), result: { ok: n }, usage_tokens: 10 * (n + 1) },
+    );
+    await Promise.all([...events, events[0]!].map((event, k) => bus.enqueue("jobs.events", event, { msgId: `${event.job_id}:${k}` })));
+    const deadline = Date.now() + 10_000;
+    while (settled.length < 6 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    await new Promise((r) => setTimeout(r, 200));
+    expect(settled.map((s) => [s.job_id, s.used, s.ticket.tokens]).sort()).toEqual(ids.map((id, n) => [id, n === 5 ? 0 : 10 * (n + 1), 1000 + n]).sort());
+    expect(messages.length).toBeLessThan(6);
+    expect(messages.some((m) => "settlements" in (m as object) && (m as { settlements: unknown[] }).settlements.length > 1)).toBe(true);
+    await service.stop();
+    await bus.close();
   }, 20_000);
 });

@@ -2,7 +2,16 @@ import { fileURLToPath } from "node:url";
 import type { Bus, Consumer } from "@gw/bus";
 import type { GatewayConfig } from "@gw/config";
 import { runMigrations, type Db } from "@gw/db";
-import { finishedJobStatuses, jobStatuses, MAX_USAGE_BATCH, type UsageRecord, usageBatchId } from "@gw/contracts";
+import {
+  finishedJobStatuses,
+  jobStatuses,
+  MAX_SETTLEMENT_BATCH,
+  MAX_USAGE_BATCH,
+  settlementBatchId,
+  type TokenSettlement,
+  type UsageRecord,
+  usageBatchId,
+} from "@gw/contracts";
 import type { Logger } from "@gw/logger";
 import { Catalog, createInternalHttp, UploadGate } from "@gw/service-kit";
 import { withConsumerSpan } from "@gw/telemetry";
@@ -92,6 +101,11 @@ export function createJobsService(deps: JobsDeps): JobsService {
     await deps.bus.enqueue("usage.records", { records }, { msgId: usageBatchId(records) });
     return records.map(() => undefined);
   }, MAX_USAGE_BATCH);
+  // And their token settlements, one message for those that finish together, for ingress.
+  const settlements = new GroupCommit<TokenSettlement, void>(async (group) => {
+    await deps.bus.enqueue("limits.settle", group.length === 1 ? group[0]! : { settlements: group }, { msgId: settlementBatchId(group) });
+    return group.map(() => undefined);
+  }, MAX_SETTLEMENT_BATCH);
   const credentials = new JobCredentials(settings.masterKey, settings.internalSecret);
   const waiters = new FinishWaiters(deps.bus, logger);
   // One body as large as the limit allows at a time, or several smaller ones.
@@ -164,8 +178,7 @@ export function createJobsService(deps: JobsDeps): JobsService {
             const used = event.usage_tokens ?? (event.status === jobStatuses.failed ? 0 : undefined);
             if (ticket && used !== undefined) {
               // With what it used, for the ticket's budget hold (priced by ingress).
-              const settlement = { job_id: event.job_id, ticket, used, ...(event.outcome ? { outcome: event.outcome } : {}) };
-              await deps.bus.enqueue("limits.settle", settlement, { msgId: event.job_id });
+              await settlements.run({ job_id: event.job_id, ticket, used, ...(event.outcome ? { outcome: event.outcome } : {}) });
             }
           }),
       );
