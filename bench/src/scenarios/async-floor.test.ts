@@ -24,7 +24,8 @@ describe("measureAsyncFloor", () => {
     expect(upstream.answered - before).toBe(20 + 3 * 20 + 3 * 20 * 2);
     expect(floor.createsPerSecond).toBeGreaterThan(0);
     expect(floor.jobsPerSecond).toBeGreaterThan(0);
-    expect(Number.isFinite(floor.createsPerSecond) && Number.isFinite(floor.jobsPerSecond)).toBe(true);
+    expect(floor.pollsPerSecond).toBeGreaterThan(0);
+    expect([floor.createsPerSecond, floor.jobsPerSecond, floor.pollsPerSecond].every(Number.isFinite)).toBe(true);
   });
 
   it("when the upstream refuses the key, then the measure fails rather than timing refusals", async () => {

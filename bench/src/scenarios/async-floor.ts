@@ -12,11 +12,13 @@ export interface AsyncFloor {
   createsPerSecond: number;
   /** A job's least work: that POST, the upstream call, and one poll through the same two hops. */
   jobsPerSecond: number;
+  /** Polls' shape alone: a GET through the two hops, answered small, as a finished job's poll is. */
+  pollsPerSecond: number;
 }
 
 /**
  * The bare shape of an async job on this machine, measured with the async scenario's own clients:
- * what `created/s` and `created and completed/s` could reach if the gateway did nothing but what
+ * what `created/s`, `created and completed/s` and polls/s could reach if the gateway did nothing but what
  * its design makes every job do, with none of its own work. A create passes ingress and jobs (two
  * hops of the fixed stack, express and http-proxy-middleware, and one Redis round trip for the
  * limits); a job also makes its upstream call and is read by at least one poll over the same hops.
@@ -68,7 +70,7 @@ export async function measureAsyncFloor(direct: RequestTarget, clients: number, 
       return top;
     };
     await rate(items, create);
-    return { createsPerSecond: await best(create), jobsPerSecond: await best(job) };
+    return { createsPerSecond: await best(create), jobsPerSecond: await best(job), pollsPerSecond: await best(() => send(chain, "GET")) };
   } finally {
     await Promise.all(pools.map((p) => p.close()));
     await Promise.all(hops.map((h) => h.stop()));

@@ -163,6 +163,7 @@ export const asyncJobs: Scenario = {
             ["created and completed", completeRate.toFixed(0)],
             ["  floor: that POST, the upstream call and a GET", floor.jobsPerSecond.toFixed(0)],
             [`polls of a finished job (${CREATORS} clients)`, pollRate.toFixed(0)],
+            ["  floor: a GET through the same hops", floor.pollsPerSecond.toFixed(0)],
           ],
         },
         {
