@@ -70,6 +70,30 @@ describe("when events arrive for a job", () => {
   });
 });
 
+describe("when events of several jobs arrive at once (one statement applies them)", () => {
+  it("then each is applied as it would be alone, in arrival order, even with two events of one job side by side", async () => {
+    const [a, b, c, d] = [await created(), await created(), await created(), await created()];
+    const events = [
+      event(a.id, "processing", 1),
+      event(a.id, "completed", 2, { result: { a: 1 } }),
+      event(a.id, "failed", 3, { error: { late: true } }),
+      event(b.id, "in_progress", 20),
+      event(b.id, "pending", 10),
+      event(c.id, "completed", 5, { result: { c: 1 } }),
+      event(d.id, "completed", 6, { attempt: 2, result: { stale: true } }),
+      event(d.id, "failed", 7, { error: { d: 1 } }),
+    ];
+    const outcomes = await Promise.all(events.map((e) => store.apply(e)));
+    expect(outcomes.map((o) => o.changed)).toEqual([true, true, false, true, false, true, false, true]);
+    expect(outcomes.map((o) => o.finished !== undefined)).toEqual([false, true, false, false, false, true, false, true]);
+    expect(outcomes[1]!.finished).toMatchObject({ workspace_id: "ws_a", route: "embeddings", request: expect.stringContaining('"input":"x"') });
+    expect(await store.read(a.id, "embeddings", "ws_a")).toMatchObject({ status: "completed", result: { a: 1 }, error: null });
+    expect((await store.read(b.id, "embeddings", "ws_a"))?.status).toBe("in_progress");
+    expect(await store.read(c.id, "embeddings", "ws_a")).toMatchObject({ status: "completed", result: { c: 1 } });
+    expect(await store.read(d.id, "embeddings", "ws_a")).toMatchObject({ status: "failed", result: null, error: { d: 1 } });
+  });
+});
+
 describe("when a job with a token reservation finishes", () => {
   it("then the event that finished it, and only that one, hands back the reservation to settle", async () => {
     const ticket = { workspace_id: "ws_a", key_id: "key_a", bucket: 123, tokens: 2048 };

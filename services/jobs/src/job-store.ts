@@ -7,6 +7,16 @@ import { ACTIVE_SQL as ACTIVE_BATCH } from "./batch-store";
 import { GroupCommit } from "./group-commit";
 import type { StoredCredentials } from "./job-credentials";
 
+/** An event on its way into applyRows, with what apply worked out from it. */
+interface EventToApply {
+  event: JobEvent;
+  finished: boolean;
+  texts: { result: string | null; error: string | null };
+}
+
+/** What an applied event's row says after it. */
+type AppliedRow = FinishedJob & { token_ticket: TokenTicket | null };
+
 /** One row of `jobs.jobs`, as the service reads it. */
 export interface JobRow {
   id: string;
@@ -145,6 +155,9 @@ export class JobStore {
     );
     return marks.map(() => undefined);
   });
+
+  // Events applied together share one UPDATE (and its round trip and commit): see applyRows.
+  private readonly applied = new GroupCommit<EventToApply, AppliedRow | undefined>((events) => this.applyRows(events));
 
   /**
    * Finished jobs as polls answer them. A finished row never changes again until retention removes
@@ -347,36 +360,7 @@ export class JobStore {
   async apply(event: JobEvent): Promise<{ changed: boolean; ticket?: TokenTicket; finished?: FinishedJob }> {
     const finished = finishedJobStatuses.includes(event.status);
     const texts = { result: jsonText(event.result), error: jsonText(event.error) };
-    const result = await this.db.query(
-      `UPDATE jobs.jobs SET status = $2, status_at = $3, updated_at = now(),
-         result = CASE WHEN $4::boolean THEN $5::text ELSE result END,
-         error = CASE WHEN $4::boolean THEN $6::text ELSE error END,
-         credentials = CASE WHEN $4::boolean THEN NULL ELSE credentials END,
-         transit_credentials = CASE WHEN $4::boolean THEN NULL ELSE transit_credentials END,
-         completed_at = CASE WHEN $4::boolean THEN now() ELSE completed_at END,
-         deadline_at = CASE WHEN $4::boolean THEN NULL ELSE now() + $7 * interval '1 millisecond' END,
-         upstream_id = COALESCE($8, upstream_id),
-         result_bytes = CASE WHEN $4::boolean THEN $10::integer ELSE result_bytes END,
-         status_code = CASE WHEN $4::boolean THEN $11::integer ELSE status_code END
-       WHERE id = $1 AND attempts = $9 AND ${OPEN} AND ($4::boolean OR COALESCE(status_at, 0) <= $3)
-         AND ($10::integer IS NULL OR EXISTS (SELECT 1 FROM jobs.results r WHERE r.job_id = $1 AND r.attempt = $9))
-       RETURNING token_ticket, workspace_id, key_id, route, request_id, created_at, completed_at, capture_days, batch_id,
-         CASE WHEN $4::boolean THEN request ELSE NULL END AS request`,
-      [
-        event.job_id,
-        withoutNul(event.status),
-        event.at,
-        finished,
-        texts.result,
-        texts.error,
-        this.attemptTimeoutMs,
-        event.upstream_id === undefined ? null : withoutNul(event.upstream_id),
-        event.attempt,
-        event.result_stored?.bytes ?? null,
-        event.status_code ?? null,
-      ],
-    );
-    const row = result.rows[0] as (FinishedJob & { token_ticket: TokenTicket | null }) | undefined;
+    const row = await this.applied.run({ event, finished, texts });
     if (!row) return { changed: false };
     const { token_ticket, ...job } = row;
     // The finish as a poll answers it, for the polls to come (a waiting one first): the event is
@@ -396,6 +380,65 @@ export class JobStore {
       this.rememberFinished(polled, { result: texts.result, error: texts.error }, job.route, job.workspace_id, job.key_id);
     }
     return { changed: true, ...(finished && token_ticket ? { ticket: token_ticket } : {}), ...(finished ? { finished: job } : {}) };
+  }
+
+  /**
+   * One UPDATE for the events given, each under apply's rules, answering the row each changed (or
+   * undefined) in their order. A job named twice is updated once per statement (Postgres would apply
+   * only one of two source rows that meet the same row), so a second event of a job goes in a
+   * statement after the first, in arrival order, as if each had been applied alone.
+   */
+  private async applyRows(events: readonly EventToApply[]): Promise<(AppliedRow | undefined)[]> {
+    const answers = new Array<AppliedRow | undefined>(events.length);
+    let pending = events.map((_, k) => k);
+    while (pending.length > 0) {
+      const ids = new Set<string>();
+      const round: number[] = [];
+      const later: number[] = [];
+      for (const k of pending) {
+        const id = events[k]!.event.job_id;
+        if (ids.has(id)) later.push(k);
+        else {
+          ids.add(id);
+          round.push(k);
+        }
+      }
+      const column = <V>(pick: (e: EventToApply) => V) => round.map((k) => pick(events[k]!));
+      const result = await this.db.query<AppliedRow & { k: number }>(
+        `UPDATE jobs.jobs j SET status = e.e_status, status_at = e.e_at, updated_at = now(),
+           result = CASE WHEN e.e_finished THEN e.e_result ELSE j.result END,
+           error = CASE WHEN e.e_finished THEN e.e_error ELSE j.error END,
+           credentials = CASE WHEN e.e_finished THEN NULL ELSE j.credentials END,
+           transit_credentials = CASE WHEN e.e_finished THEN NULL ELSE j.transit_credentials END,
+           completed_at = CASE WHEN e.e_finished THEN now() ELSE j.completed_at END,
+           deadline_at = CASE WHEN e.e_finished THEN NULL ELSE now() + $1 * interval '1 millisecond' END,
+           upstream_id = COALESCE(e.e_upstream_id, j.upstream_id),
+           result_bytes = CASE WHEN e.e_finished THEN e.e_result_bytes ELSE j.result_bytes END,
+           status_code = CASE WHEN e.e_finished THEN e.e_status_code ELSE j.status_code END
+         FROM unnest($2::text[], $3::text[], $4::int8[], $5::boolean[], $6::text[], $7::text[], $8::text[], $9::int[], $10::int[], $11::int[])
+           WITH ORDINALITY AS e(e_id, e_status, e_at, e_finished, e_result, e_error, e_upstream_id, e_attempt, e_result_bytes, e_status_code, e_k)
+         WHERE j.id = e.e_id AND j.attempts = e.e_attempt AND j.${OPEN} AND (e.e_finished OR COALESCE(j.status_at, 0) <= e.e_at)
+           AND (e.e_result_bytes IS NULL OR EXISTS (SELECT 1 FROM jobs.results r WHERE r.job_id = e.e_id AND r.attempt = e.e_attempt))
+         RETURNING e.e_k::int4 AS k, j.token_ticket, j.workspace_id, j.key_id, j.route, j.request_id, j.created_at, j.completed_at,
+           j.capture_days, j.batch_id, CASE WHEN e.e_finished THEN j.request ELSE NULL END AS request`,
+        [
+          this.attemptTimeoutMs,
+          column((e) => e.event.job_id),
+          column((e) => withoutNul(e.event.status)),
+          column((e) => e.event.at),
+          column((e) => e.finished),
+          column((e) => e.texts.result),
+          column((e) => e.texts.error),
+          column((e) => (e.event.upstream_id === undefined ? null : withoutNul(e.event.upstream_id))),
+          column((e) => e.event.attempt),
+          column((e) => e.event.result_stored?.bytes ?? null),
+          column((e) => e.event.status_code ?? null),
+        ],
+      );
+      for (const { k, ...row } of result.rows) answers[round[k - 1]!] = row;
+      pending = later;
+    }
+    return answers;
   }
 
   /**
