@@ -403,6 +403,9 @@ export class JobStore {
           round.push(k);
         }
       }
+      // In id order, so that two statements updating the same rows (two replicas, or two groups of
+      // one) lock them in the same order and never wait on each other in a cycle.
+      round.sort((x, y) => (events[x]!.event.job_id < events[y]!.event.job_id ? -1 : 1));
       const column = <V>(pick: (e: EventToApply) => V) => round.map((k) => pick(events[k]!));
       const result = await this.db.query<AppliedRow & { k: number }>(
         `UPDATE jobs.jobs j SET status = e.e_status, status_at = e.e_at, updated_at = now(),
