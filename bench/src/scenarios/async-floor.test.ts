@@ -9,14 +9,15 @@ describe("measureAsyncFloor", () => {
     upstream = await startFixedUpstream({ apiKey: "sk-floor" });
   });
   afterAll(() => upstream.close());
+  const chat = (key: string) => ({
+    origin: new URL(upstream.url).origin,
+    path: "/v1/chat/completions",
+    headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+    body: chatRequestBody,
+  });
 
-  it("when the floor is measured, then every create and every job's upstream call reaches the upstream, and both rates are read", async () => {
-    const direct = {
-      origin: new URL(upstream.url).origin,
-      path: "/v1/chat/completions",
-      headers: { authorization: "Bearer sk-floor", "content-type": "application/json" },
-      body: chatRequestBody,
-    };
+  it("when the floor is measured, then every create and every job's upstream call reaches the upstream, and every rate is read", async () => {
+    const direct = chat("sk-floor");
     const before = upstream.answered;
     const floor = await measureAsyncFloor(direct, 4, 20);
     // A warm-up round of creates, three tries of creates, three tries of jobs (a create through the
@@ -29,12 +30,6 @@ describe("measureAsyncFloor", () => {
   });
 
   it("when the upstream refuses the key, then the measure fails rather than timing refusals", async () => {
-    const direct = {
-      origin: new URL(upstream.url).origin,
-      path: "/v1/chat/completions",
-      headers: { authorization: "Bearer wrong", "content-type": "application/json" },
-      body: chatRequestBody,
-    };
-    await expect(measureAsyncFloor(direct, 2, 4)).rejects.toThrow(/POST answered 401/);
+    await expect(measureAsyncFloor(chat("wrong"), 2, 4)).rejects.toThrow(/POST answered 401/);
   });
 });

@@ -45,15 +45,7 @@ export async function measureAsyncFloor(direct: RequestTarget, clients: number, 
     };
     const rate = async (count: number, one: () => Promise<void>): Promise<number> => {
       const started = process.hrtime.bigint();
-      let next = 0;
-      await Promise.all(
-        Array.from({ length: clients }, async () => {
-          while (next < count) {
-            next++;
-            await one();
-          }
-        }),
-      );
+      await byClients(clients, count, one);
       return (count / Number(process.hrtime.bigint() - started)) * 1e9;
     };
     const create = () => send(chain, "POST");
@@ -75,4 +67,17 @@ export async function measureAsyncFloor(direct: RequestTarget, clients: number, 
     await Promise.all(pools.map((p) => p.close()));
     await Promise.all(hops.map((h) => h.stop()));
   }
+}
+
+/** `count` calls of `one`, made by `clients` clients at once, each starting its next as its last ends. */
+export async function byClients(clients: number, count: number, one: () => Promise<void>): Promise<void> {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: clients }, async () => {
+      while (next < count) {
+        next++;
+        await one();
+      }
+    }),
+  );
 }

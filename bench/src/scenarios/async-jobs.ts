@@ -4,7 +4,7 @@ import { createTimedClient, type RequestTarget } from "../http-client";
 import { cpuUsers, readProcessTable } from "../neighbours";
 import { readCpu } from "../process-cpu";
 import { formatMs, type Table } from "../report";
-import { measureAsyncFloor } from "./async-floor";
+import { byClients, measureAsyncFloor } from "./async-floor";
 import type { BenchContext, Json, Scenario, ScenarioResult } from "./scenario";
 
 /** Jobs created as fast as `CREATORS` clients can, then waited for. */
@@ -75,17 +75,11 @@ export const asyncJobs: Scenario = {
       const cpuBefore = readCpu(ctx.processes);
       const tableBefore = readProcessTable();
       const started = process.hrtime.bigint();
-      let next = 0;
-      await Promise.all(
-        Array.from({ length: CREATORS }, async () => {
-          while (next < THROUGHPUT_JOBS) {
-            next++;
-            const t = process.hrtime.bigint();
-            ids.push((await post()).id);
-            createLatency.recordValue(microsSince(t));
-          }
-        }),
-      );
+      await byClients(CREATORS, THROUGHPUT_JOBS, async () => {
+        const t = process.hrtime.bigint();
+        ids.push((await post()).id);
+        createLatency.recordValue(microsSince(t));
+      });
       const createdMs = Number(process.hrtime.bigint() - started) / 1e6;
       // Drained: every job of the batch completed, checked by as many clients as created them (one
       // checker walking 2,000 jobs would measure its own round trips, not the workers), in creation
@@ -104,16 +98,8 @@ export const asyncJobs: Scenario = {
       const pollCpuBefore = readCpu(ctx.processes);
       const pollTableBefore = readProcessTable();
       const pollsStarted = process.hrtime.bigint();
-      let polled = 0;
       const done = ids[0]!;
-      await Promise.all(
-        Array.from({ length: CREATORS }, async () => {
-          while (polled < POLLS) {
-            polled++;
-            await poll(done);
-          }
-        }),
-      );
+      await byClients(CREATORS, POLLS, async () => void (await poll(done)));
       const pollsMs = Number(process.hrtime.bigint() - pollsStarted) / 1e6;
       const pollRate = (POLLS / pollsMs) * 1000;
       const cpuPerPoll = cpuPerItem(ctx, pollCpuBefore, pollTableBefore, pollsMs, POLLS);
