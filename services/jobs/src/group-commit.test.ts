@@ -43,4 +43,22 @@ describe("when calls arrive together at a group commit", () => {
     const settled = await Promise.allSettled([12, 13, 14].map((n) => commit.run(n)));
     expect(settled.map((s) => (s.status === "fulfilled" ? s.value : (s.reason as Error).message))).toEqual([24, "unlucky row", 28]);
   });
+
+  it("then, without retries alone, a failed write fails every call in it and nothing is written again", async () => {
+    const writes: number[][] = [];
+    const commit = new GroupCommit<number, number>(
+      async (items) => {
+        writes.push(items);
+        if (items.includes(13)) throw new Error("no ack");
+        return items;
+      },
+      200,
+      2,
+      false,
+    );
+    const settled = await Promise.allSettled([12, 13, 14].map((n) => commit.run(n)));
+    expect(settled.map((s) => s.status)).toEqual(["rejected", "rejected", "rejected"]);
+    expect(writes).toEqual([[12, 13, 14]]);
+    expect(await commit.run(15)).toBe(15);
+  });
 });

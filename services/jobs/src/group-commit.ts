@@ -9,7 +9,9 @@ interface Waiting<T, R> {
  * loop ends (or while the writes allowed at once are busy), then one `write` takes them all and
  * answers each. A failed write fails every call in it, as each alone would have failed. With one
  * call at a time this costs a turn of the loop; with many, one statement and round trip instead of
- * one each (a Postgres group commit, as the usage ledger batches its records).
+ * one each (a Postgres group commit, as the usage ledger batches its records). With `retryAlone`
+ * off, a failed write fails its calls without writing each again: for writes that a retry could
+ * repeat (a bus message whose ack was lost, sent again under another id).
  */
 export class GroupCommit<T, R> {
   private waiting: Waiting<T, R>[] = [];
@@ -21,6 +23,7 @@ export class GroupCommit<T, R> {
     private readonly write: (items: T[]) => Promise<R[]>,
     private readonly maxItems = 200,
     private readonly maxConcurrentWrites = 2,
+    private readonly retryAlone = true,
   ) {}
 
   run(item: T): Promise<R> {
@@ -45,7 +48,7 @@ export class GroupCommit<T, R> {
             for (const [i, w] of batch.entries()) w.resolve(results[i] as R);
           },
           (err: unknown) => {
-            if (batch.length === 1) batch[0]!.reject(err);
+            if (batch.length === 1 || !this.retryAlone) for (const w of batch) w.reject(err);
             else for (const w of batch) this.write([w.item]).then((results) => w.resolve(results[0] as R), w.reject);
           },
         )

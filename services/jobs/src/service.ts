@@ -101,11 +101,19 @@ export function createJobsService(deps: JobsDeps): JobsService {
     await deps.bus.enqueue("usage.records", { records }, { msgId: usageBatchId(records) });
     return records.map(() => undefined);
   }, MAX_USAGE_BATCH);
-  // And their token settlements, one message for those that finish together, for ingress.
-  const settlements = new GroupCommit<TokenSettlement, void>(async (group) => {
-    await deps.bus.enqueue("limits.settle", group.length === 1 ? group[0]! : { settlements: group }, { msgId: settlementBatchId(group) });
-    return group.map(() => undefined);
-  }, MAX_SETTLEMENT_BATCH);
+  // And their token settlements, one message for those that finish together, for ingress. A group
+  // whose publish failed is not sent again one by one: its ack may have been lost with the message
+  // kept, and a settlement counted twice would free a reservation twice (the events, redelivered,
+  // settle nothing again, as before groups: the reservations then run out on their own).
+  const settlements = new GroupCommit<TokenSettlement, void>(
+    async (group) => {
+      await deps.bus.enqueue("limits.settle", group.length === 1 ? group[0]! : { settlements: group }, { msgId: settlementBatchId(group) });
+      return group.map(() => undefined);
+    },
+    MAX_SETTLEMENT_BATCH,
+    2,
+    false,
+  );
   const credentials = new JobCredentials(settings.masterKey, settings.internalSecret);
   const waiters = new FinishWaiters(deps.bus, logger);
   // One body as large as the limit allows at a time, or several smaller ones.
