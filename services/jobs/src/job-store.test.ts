@@ -94,6 +94,42 @@ describe("when events of several jobs arrive at once (one statement applies them
   });
 });
 
+describe("when one statement of a group of events fails", () => {
+  it("then none of the group stays applied, and each event applied alone again keeps its finish, its reservation and its answer", async () => {
+    const ticket = { workspace_id: "ws_a", key_id: "key_a", bucket: 3, tokens: 500 };
+    const [a, x] = [await created({ tokenTicket: ticket }), await created()];
+    // The second statement of the group (x's second event, after its first) fails once, as a
+    // deadlock's victim or a dropped connection would.
+    let failed = false;
+    const failSecondRound = (query: Db["query"]): Db["query"] =>
+      (async (sql: string, params?: unknown[]) => {
+        const ids = params?.[1];
+        if (!failed && sql.includes("WITH ORDINALITY AS e(") && Array.isArray(ids) && ids.length === 1 && ids[0] === x.id) {
+          failed = true;
+          throw new Error("deadlock detected");
+        }
+        return query(sql, params);
+      }) as Db["query"];
+    const flaky: Db = Object.assign(Object.create(db) as Db, {
+      query: failSecondRound(db.query.bind(db)),
+      transaction: <T>(fn: (tx: Parameters<Parameters<Db["transaction"]>[0]>[0]) => Promise<T>) =>
+        db.transaction((tx) => fn({ ...tx, query: failSecondRound(tx.query.bind(tx)) })),
+    });
+    const flakyStore = new JobStore(flaky, TIMEOUT_MS, RETENTION_MS);
+    const outcomes = await Promise.all([
+      flakyStore.apply(event(a.id, "completed", 2, { result: { a: 1 } })),
+      flakyStore.apply(event(x.id, "processing", 1)),
+      flakyStore.apply(event(x.id, "completed", 2, { result: { x: 1 } })),
+    ]);
+    expect(failed).toBe(true);
+    expect(outcomes.map((o) => o.changed)).toEqual([true, true, true]);
+    expect(outcomes[0]).toMatchObject({ ticket, finished: { workspace_id: "ws_a" } });
+    expect(outcomes[2]!.finished).toBeDefined();
+    expect(await store.read(a.id, "embeddings", "ws_a")).toMatchObject({ status: "completed", result: { a: 1 } });
+    expect(await store.read(x.id, "embeddings", "ws_a")).toMatchObject({ status: "completed", result: { x: 1 } });
+  });
+});
+
 describe("when a job with a token reservation finishes", () => {
   it("then the event that finished it, and only that one, hands back the reservation to settle", async () => {
     const ticket = { workspace_id: "ws_a", key_id: "key_a", bucket: 123, tokens: 2048 };

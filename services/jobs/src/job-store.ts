@@ -148,10 +148,12 @@ export type CreateOutcome = { kind: "created"; job: JobRow } | { kind: "replayed
 export class JobStore {
   private readonly inserts = new GroupCommit<NewJob, JobRow>((jobs) => this.insertRows(this.db, jobs));
   private readonly dispatched = new GroupCommit<{ id: string; attempt: number }, void>(async (marks) => {
+    // In id order, as applied events lock the rows they share with these.
+    const sorted = [...marks].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
     await this.db.query(
       `UPDATE jobs.jobs j SET dispatched_at = now() FROM unnest($1::text[], $2::int[]) AS d(id, attempt)
        WHERE j.id = d.id AND j.attempts = d.attempt`,
-      [marks.map((m) => m.id), marks.map((m) => m.attempt)],
+      [sorted.map((m) => m.id), sorted.map((m) => m.attempt)],
     );
     return marks.map(() => undefined);
   });
@@ -386,9 +388,18 @@ export class JobStore {
    * One UPDATE for the events given, each under apply's rules, answering the row each changed (or
    * undefined) in their order. A job named twice is updated once per statement (Postgres would apply
    * only one of two source rows that meet the same row), so a second event of a job goes in a
-   * statement after the first, in arrival order, as if each had been applied alone.
+   * statement after the first, in arrival order, as if each had been applied alone; then all of
+   * them run in one transaction, so that a failure leaves none applied and each can be tried again
+   * alone (an event whose finish had been committed would otherwise change nothing the second time,
+   * and its settlement and waiting polls would be lost).
    */
   private async applyRows(events: readonly EventToApply[]): Promise<(AppliedRow | undefined)[]> {
+    const ids = new Set(events.map((e) => e.event.job_id));
+    if (ids.size === events.length) return this.applyRounds(this.db, events);
+    return this.db.transaction((tx) => this.applyRounds(tx, events));
+  }
+
+  private async applyRounds(db: Queryable, events: readonly EventToApply[]): Promise<(AppliedRow | undefined)[]> {
     const answers = new Array<AppliedRow | undefined>(events.length);
     let pending = events.map((_, k) => k);
     while (pending.length > 0) {
@@ -403,11 +414,11 @@ export class JobStore {
           round.push(k);
         }
       }
-      // In id order, so that two statements updating the same rows (two replicas, or two groups of
-      // one) lock them in the same order and never wait on each other in a cycle.
+      // In id order, as the dispatch marks, so that two such statements updating the same rows (two
+      // replicas, or two groups of one) lock them in the same order.
       round.sort((x, y) => (events[x]!.event.job_id < events[y]!.event.job_id ? -1 : 1));
       const column = <V>(pick: (e: EventToApply) => V) => round.map((k) => pick(events[k]!));
-      const result = await this.db.query<AppliedRow & { k: number }>(
+      const result = await db.query<AppliedRow & { k: number }>(
         `UPDATE jobs.jobs j SET status = e.e_status, status_at = e.e_at, updated_at = now(),
            result = CASE WHEN e.e_finished THEN e.e_result ELSE j.result END,
            error = CASE WHEN e.e_finished THEN e.e_error ELSE j.error END,

@@ -102,4 +102,50 @@ describe("when jobs with token reservations finish", () => {
     await service.stop();
     await bus.close();
   }, 20_000);
+
+  it("then a settlement message whose ack was lost is sent again under the same id, and each reservation is settled once", async () => {
+    const bus = createInProcessBus({ logger });
+    let lostAcks = 0;
+    const lossyBus = Object.assign(Object.create(bus) as typeof bus, {
+      enqueue: async (...args: Parameters<typeof bus.enqueue>) => {
+        const sent = await bus.enqueue(...args);
+        // The stream kept the first settlement message, but its publisher never heard so.
+        if (args[0] === "limits.settle" && lostAcks++ === 0) throw new Error("timeout waiting for the ack");
+        return sent;
+      },
+    });
+    const service = testJobsService({ db, bus: lossyBus, internalSecret: "s".repeat(32), timings });
+    await service.start();
+    const store = new JobStore(db, timings.attemptTimeoutMs, timings.retentionMs);
+    const identity = { workspace_id: "ws_lost_ack", key_id: "key", plan: "pro" as const, models: [["*"]], tools: [] };
+    const settled: TokenSettlement[] = [];
+    await bus.consume("limits.settle", { durable: "ingress" }, async (message) => void settled.push(...settlementsOf(message)));
+    const ids: string[] = [];
+    for (let n = 0; n < 3; n++) {
+      const id = `job_lostack${String(n).padStart(26, "0")}`;
+      await store.create({
+        id,
+        route: "chat/completions",
+        identity,
+        request: { format: "json", body: { model: "m" } },
+        requestHash: "h",
+        tokenTicket: { workspace_id: identity.workspace_id, key_id: "key", bucket: 1, tokens: 100 },
+      });
+      await store.markDispatched(id, 1);
+      ids.push(id);
+    }
+    await Promise.all(
+      ids.map((job_id, n) =>
+        bus.enqueue("jobs.events", { job_id, status: "completed", attempt: 1, at: Date.now(), result: {}, usage_tokens: n + 1 }, { msgId: job_id }),
+      ),
+    );
+    const deadline = Date.now() + 10_000;
+    while (settled.length < 3 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    // Long enough for a resend (0.5 s) to have arrived, were it not dropped as a duplicate.
+    await new Promise((r) => setTimeout(r, 1_000));
+    expect(lostAcks).toBeGreaterThan(1);
+    expect(settled.map((s) => [s.job_id, s.used]).sort()).toEqual(ids.map((id, n) => [id, n + 1]).sort());
+    await service.stop();
+    await bus.close();
+  }, 20_000);
 });

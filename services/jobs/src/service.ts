@@ -82,6 +82,9 @@ const EVENT_ACK_WAIT_MS = 5_000;
  * Postgres refusing connections for 20 s dropped the job events that arrived meanwhile.
  */
 const RETRY_THROUGH_OUTAGES = { maxDeliver: 1_000, retryDelayMs: 5_000 };
+/** A group of settlements is published up to this many times, this far apart: well within the stream's duplicate window (an hour). */
+const SETTLEMENT_ATTEMPTS = 3;
+const SETTLEMENT_RETRY_MS = 500;
 /** The largest result a worker may hand over out of band: ten times a 25 MB upload's transcript, or a long speech file. */
 const JOB_RESULT_LIMIT_BYTES = 256 * 1024 * 1024;
 /** OpenAI's limit on a batch input file (the operator's body limit applies first). */
@@ -102,13 +105,23 @@ export function createJobsService(deps: JobsDeps): JobsService {
     return records.map(() => undefined);
   }, MAX_USAGE_BATCH);
   // And their token settlements, one message for those that finish together, for ingress. A group
-  // whose publish failed is not sent again one by one: its ack may have been lost with the message
-  // kept, and a settlement counted twice would free a reservation twice (the events, redelivered,
-  // settle nothing again, as before groups: the reservations then run out on their own).
+  // whose publish failed is sent again whole, under the same message id (the stream drops it if the
+  // first was kept and only its ack lost), never one by one under other ids: a settlement counted
+  // twice would free a reservation twice. If it still fails, its events are redelivered and settle
+  // nothing again, as before groups: the reservations then run out on their own.
   const settlements = new GroupCommit<TokenSettlement, void>(
     async (group) => {
-      await deps.bus.enqueue("limits.settle", group.length === 1 ? group[0]! : { settlements: group }, { msgId: settlementBatchId(group) });
-      return group.map(() => undefined);
+      const message = group.length === 1 ? group[0]! : { settlements: group };
+      const msgId = settlementBatchId(group);
+      for (let attempt = 1; ; attempt++) {
+        try {
+          await deps.bus.enqueue("limits.settle", message, { msgId });
+          return group.map(() => undefined);
+        } catch (err) {
+          if (attempt >= SETTLEMENT_ATTEMPTS) throw err;
+          await new Promise((resolve) => setTimeout(resolve, SETTLEMENT_RETRY_MS));
+        }
+      }
     },
     MAX_SETTLEMENT_BATCH,
     2,
