@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { Identity } from "./identity";
+import { groupMessageId } from "./message-id";
 import { CallOutcome, CapturedBodiesBatch, UsageRecords } from "./usage";
 
 /**
@@ -144,13 +145,9 @@ export function settlementsOf(message: TokenSettlements): readonly TokenSettleme
   return "settlements" in message ? message.settlements : [message];
 }
 
-/**
- * The message id of settlements sent together: one job's id alone (as before), or the first one's and
- * the count, so the same group sent again is dropped by the stream.
- */
+/** The message id of settlements sent together (one job's id alone, as before groups). */
 export function settlementBatchId(settlements: readonly Pick<TokenSettlement, "job_id">[]): string {
-  const first = settlements[0]?.job_id ?? "";
-  return settlements.length === 1 ? first : `${first}+${settlements.length}`;
+  return groupMessageId({ first: settlements[0]?.job_id ?? "", count: settlements.length });
 }
 
 /**

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import type { Identity } from "./identity";
+import { groupMessageId } from "./message-id";
 
 /**
  * The usage ledger's wire shapes: what a model or tool call used, as the service that made it
@@ -95,8 +96,7 @@ export type UsageRecords = z.infer<typeof UsageRecords>;
 
 /** The message id of a batch: the same batch sent again gets the same id, so the stream drops it. */
 export function usageBatchId(records: readonly Pick<UsageRecord, "request_id">[]): string {
-  const first = records[0]?.request_id ?? "";
-  return records.length === 1 ? first : `${first}+${records.length}`;
+  return groupMessageId({ first: records[0]?.request_id ?? "", count: records.length });
 }
 
 /** Status recorded for a request whose caller went away before the answer was complete (nginx's). */
