@@ -1,10 +1,11 @@
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { chmodSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startOpenAIUpstream } from "@gw/testkit";
 import { adminClient, eventually } from "./harness";
 import { openAIConfig, spawnGateway, type GatewayProcess } from "./gateway-process";
+import { pgliteTemplate } from "./pglite-template";
 
 /**
  * `pnpm start` (the embedded default on PGlite) as separate processes on one data folder: one
@@ -39,6 +40,16 @@ async function start(dataDir: string, env: Record<string, string> = {}): Promise
 }
 
 const freshDataDir = () => join(mkdtempSync(join(tmpdir(), "gw-folder-")), "data");
+/**
+ * A folder holding a migrated database no gateway has started on yet: what a test needs when the
+ * database itself is not what it checks (the first test's start is the one on an empty folder).
+ */
+const seededDataDir = async () => {
+  const dataDir = freshDataDir();
+  mkdirSync(dataDir);
+  cpSync(await pgliteTemplate(), join(dataDir, "pglite"), { recursive: true });
+  return dataDir;
+};
 const listing = (dir: string) =>
   readdirSync(dir, { recursive: true, encoding: "utf8" })
     .sort()
@@ -77,7 +88,7 @@ describe("when the embedded gateway keeps its data folder", () => {
   }, 180_000);
 
   it("then the operator's own GATEWAY_ADMIN_TOKEN is used, never printed, never written", async () => {
-    const dataDir = freshDataDir();
+    const dataDir = await seededDataDir();
     const supplied = "operator-chosen-admin-token-5f3a9c";
     const gw = await start(dataDir, { GATEWAY_ADMIN_TOKEN: supplied, LOG_LEVEL: "trace" });
     const banner = await gw.banner();
@@ -90,7 +101,7 @@ describe("when the embedded gateway keeps its data folder", () => {
   }, 180_000);
 
   it("then a second gateway on the same folder exits 1 naming the first's pid and URL, touching nothing, while the first keeps serving", async () => {
-    const dataDir = freshDataDir();
+    const dataDir = await seededDataDir();
     const first = await start(dataDir);
     await first.banner();
     const before = listing(dataDir);
@@ -108,7 +119,7 @@ describe("when the embedded gateway keeps its data folder", () => {
   }, 180_000);
 
   it("then a gateway killed without a chance to release its lock is taken over by the next start, which says so", async () => {
-    const dataDir = freshDataDir();
+    const dataDir = await seededDataDir();
     const first = await start(dataDir);
     await first.banner();
     await first.stop("SIGKILL");
@@ -138,10 +149,7 @@ describe("when the embedded gateway's data folder cannot be opened", () => {
   }, 180_000);
 
   it("then a database folder this user may not read stops the start naming it and the permissions fix, and it is not wiped", async () => {
-    const dataDir = freshDataDir();
-    const first = await start(dataDir);
-    await first.banner();
-    expect(await first.stop()).toBe(0);
+    const dataDir = await seededDataDir();
     const pglite = join(dataDir, "pglite");
     const before = listing(pglite);
     chmodSync(pglite, 0o000);
@@ -157,10 +165,7 @@ describe("when the embedded gateway's data folder cannot be opened", () => {
   }, 180_000);
 
   it("then a damaged database stops the start telling to move it aside, and it is not overwritten", async () => {
-    const dataDir = freshDataDir();
-    const first = await start(dataDir);
-    await first.banner();
-    expect(await first.stop()).toBe(0);
+    const dataDir = await seededDataDir();
     const pglite = join(dataDir, "pglite");
     writeFileSync(join(pglite, "global", "pg_control"), Buffer.alloc(8192, 0x5a));
     const before = listing(pglite);

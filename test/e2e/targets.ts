@@ -3,15 +3,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { loadGatewayConfig, resolveProviderSecrets } from "@gw/config";
 import { createLogger } from "@gw/logger";
-import { runMigrations } from "@gw/db";
-import { consoleMigrations } from "../../services/console/src/service";
 import { loadEmbeddedEnv } from "../../services/embedded/src/config";
-import { openPgliteFolder } from "../../services/embedded/src/data-folder";
-import { ingressMigrations } from "../../services/ingress/src/service";
-import { jobsMigrations } from "../../services/jobs/src/service";
-import { usageMigrations } from "../../services/usage/src/service";
 import { startEmbedded } from "../../services/embedded/src/embedded";
 import { adminClient, startTestMesh, type RunningMesh } from "./harness";
+import { pgliteTemplate } from "./pglite-template";
 
 /** A running gateway as a test sees it: the public base URL (ending in /v1) and the admin API. */
 export interface GatewayTarget {
@@ -59,31 +54,6 @@ const starters: Record<TargetName, (configYaml: string, env: Record<string, stri
     return { baseURL: `${gw.url}/v1`, adminURL: gw.adminUrl, adminToken: gw.adminToken, stop: () => gw.stop() };
   },
 };
-
-let template: Promise<string> | undefined;
-
-/**
- * An empty database folder with every schema migrated, made once per test process and copied for
- * each embedded gateway: creating a PGlite cluster takes about 4 s, a copy about 0.1 s. Fresh
- * folders themselves are what test/e2e/data-folder.e2e.test.ts starts from.
- */
-function pgliteTemplate(): Promise<string> {
-  template ??= (async () => {
-    const dir = mkdtempSync(join(tmpdir(), "gw-pglite-template-"));
-    const db = await openPgliteFolder(dir);
-    for (const [schema, migrations] of [
-      ["ingress", ingressMigrations],
-      ["jobs", jobsMigrations],
-      ["usage", usageMigrations],
-      ["console", consoleMigrations],
-    ] as const) {
-      await runMigrations(db, { schema, dir: migrations });
-    }
-    await db.close();
-    return join(dir, "pglite");
-  })();
-  return template;
-}
 
 /** A new workspace (pro plan unless said otherwise) and one key of it. */
 export async function newWorkspaceKey(
