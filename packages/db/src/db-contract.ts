@@ -97,6 +97,12 @@ export function describeDbContract(label: string, open: OpenDb): void {
         }
         const { rows: piece } = await db.query<{ p: Buffer }>(`select substring(body from 2 for 4) as p from ${s}.blobs where id = 3`);
         expect([...piece[0]!.p]).toEqual([92, 120, 39]);
+        // Bytes inside an array parameter, and an array of bytes coming back.
+        const { rows: unnested } = await db.query<{ b: Buffer; all: Buffer[] }>("select b, $1::bytea[] as all from unnest($1::bytea[]) as b", [
+          [every.subarray(250, 262), Buffer.alloc(0)],
+        ]);
+        expect(unnested.map((r) => [...r.b])).toEqual([[...every.subarray(250, 262)], []]);
+        expect(unnested[0]!.all.map((b) => Buffer.isBuffer(b) && b.length)).toEqual([12, 0]);
       });
 
       it("when a unique constraint is violated, then the error carries SQLSTATE 23505", async () => {

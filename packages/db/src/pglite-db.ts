@@ -26,6 +26,23 @@ const fastBytea = {
 };
 
 /**
+ * PGlite's array serializer writes each element as text, so the bytes inside an array parameter
+ * (bytea[]) go as hex text, as pg sends them; only a bytea parameter of its own goes in binary.
+ */
+function withByteaArraysAsHex(params: unknown[] | undefined): unknown[] | undefined {
+  if (!params?.some((p) => Array.isArray(p) && holdsBytes(p))) return params;
+  return params.map((p) => (Array.isArray(p) ? hexElements(p) : p));
+}
+
+const holdsBytes = (values: unknown[]): boolean => values.some((v) => v instanceof Uint8Array || (Array.isArray(v) && holdsBytes(v)));
+
+function hexElements(values: unknown[]): unknown[] {
+  return values.map((v) =>
+    v instanceof Uint8Array ? `\\x${Buffer.from(v.buffer, v.byteOffset, v.byteLength).toString("hex")}` : Array.isArray(v) ? hexElements(v) : v,
+  );
+}
+
+/**
  * A `Db` over embedded PGlite. PGlite is one connection: its own `query`, `exec` and `transaction`
  * share one mutex, so a transaction runs alone from BEGIN to COMMIT and no other caller's statement
  * can land inside it (pglite-db.test.ts checks this). This wrapper therefore adds no lock of its own.
@@ -44,7 +61,7 @@ export async function createPgliteDb(options: PgliteDbOptions = {}): Promise<Db>
     kind: "pglite",
     async query<R = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<QueryResult<R>> {
       guard.assertOutside("query");
-      return toResult<R>(await pglite.query<R>(sql, params));
+      return toResult<R>(await pglite.query<R>(sql, withByteaArraysAsHex(params)));
     },
     async exec(sql) {
       guard.assertOutside("exec");
@@ -56,7 +73,7 @@ export async function createPgliteDb(options: PgliteDbOptions = {}): Promise<Db>
         guard.run(() =>
           fn({
             async query<R = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<QueryResult<R>> {
-              return toResult<R>(await tx.query<R>(sql, params));
+              return toResult<R>(await tx.query<R>(sql, withByteaArraysAsHex(params)));
             },
             async exec(sql) {
               await tx.exec(sql);
