@@ -75,4 +75,21 @@ describe("pglite: single connection", () => {
       await second.close();
     }
   }, 60_000);
+
+  it("when a bytea parameter is neither bytes nor text, then that statement is refused and the connection serves the next", async () => {
+    const db = await createPgliteDb();
+    try {
+      await db.exec("create table blobs (body bytea)");
+      await expect(db.query("insert into blobs values ($1)", [{ type: "Buffer", data: [1, 2] }])).rejects.toThrow(/bytea parameter takes bytes/);
+      await expect(db.query("insert into blobs values ($1)", [42])).rejects.toThrow(/not number/);
+      await db.query("insert into blobs values ($1), ($2)", [Buffer.from([1, 2]), "\\x0304"]);
+      const { rows } = await db.query<{ body: Buffer }>("select body from blobs");
+      expect(rows.map((r) => [...r.body])).toEqual([
+        [1, 2],
+        [3, 4],
+      ]);
+    } finally {
+      await db.close();
+    }
+  }, 60_000);
 });

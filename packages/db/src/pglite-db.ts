@@ -21,9 +21,20 @@ const BYTEA_OID = 17;
  * as pg gives it, decoded from its hex text natively.
  */
 const fastBytea = {
-  serializers: { [BYTEA_OID]: (value: Uint8Array) => value as unknown as string },
+  serializers: { [BYTEA_OID]: byteaParameter },
   parsers: { [BYTEA_OID]: (value: string) => Buffer.from(value.slice(2), "hex") },
 };
+
+/**
+ * Bytes as they are (PGlite's writer sends them in binary), text as bytea's text input. Anything
+ * else is refused here, before a byte of the statement is written: the writer would fail halfway
+ * and leave the one connection's next statement, perhaps another caller's, malformed.
+ */
+function byteaParameter(value: unknown): string {
+  if (value instanceof Uint8Array || value instanceof ArrayBuffer) return value as unknown as string;
+  if (typeof value === "string") return value;
+  throw new TypeError(`A bytea parameter takes bytes (a Buffer or Uint8Array) or text, not ${value === null ? "null" : typeof value}`);
+}
 
 /**
  * PGlite's array serializer writes each element as text, so the bytes inside an array parameter

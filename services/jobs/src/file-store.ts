@@ -38,9 +38,6 @@ export function newFileId(): string {
   return `file-${randomBytes(18).toString("base64url").replace(/[-_]/g, "x")}`;
 }
 
-/** PGlite answers bytea as a Uint8Array, node-postgres as a Buffer. */
-const asBuffer = (bytes: Uint8Array): Buffer => (Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength));
-
 export function fileObject(row: FileRow): FileObject {
   return {
     id: row.id,
@@ -114,23 +111,22 @@ export class FileStore {
 
   /** A slice of one part of a file (`from` counts from 0); undefined once the file is gone. */
   async slice(id: string, part: number, from: number, length: number): Promise<Buffer | undefined> {
-    const result = await this.db.query<{ piece: Uint8Array }>(
+    const result = await this.db.query<{ piece: Buffer }>(
       "SELECT substring(content FROM $3 FOR $4) AS piece FROM jobs.file_parts WHERE file_id = $1 AND part = $2",
       [id, part, from + 1, length],
     );
-    const piece = result.rows[0]?.piece;
-    return piece && asBuffer(piece);
+    return result.rows[0]?.piece;
   }
 
   /** The whole content, for validating a batch's input (an upload: at most the upload limit). */
   async content(id: string, workspaceId: string): Promise<Buffer | undefined> {
-    const result = await this.db.query<{ content: Uint8Array }>(
+    const result = await this.db.query<{ content: Buffer }>(
       `SELECT p.content FROM jobs.files f JOIN jobs.file_parts p ON p.file_id = f.id
        WHERE f.id = $1 AND f.workspace_id = $2 AND ${LIVE} ORDER BY p.part`,
       [id, workspaceId],
     );
     if (result.rows.length === 0) return (await this.read(id, workspaceId)) ? Buffer.alloc(0) : undefined;
-    return Buffer.concat(result.rows.map((row) => asBuffer(row.content)));
+    return Buffer.concat(result.rows.map((row) => row.content));
   }
 
   /** Removes expired files; returns how many went. */
