@@ -22,8 +22,7 @@ describe("when calls arrive together at a group commit", () => {
         if (items[0] === 1) await new Promise<void>((r) => (release = r));
         return items;
       },
-      200,
-      1,
+      { maxConcurrentWrites: 1 },
     );
     const first = commit.run(1);
     await new Promise((r) => setImmediate(r));
@@ -52,9 +51,7 @@ describe("when calls arrive together at a group commit", () => {
         if (items.includes(13)) throw new Error("no ack");
         return items;
       },
-      200,
-      2,
-      false,
+      { retryAlone: false },
     );
     const settled = await Promise.allSettled([12, 13, 14].map((n) => commit.run(n)));
     expect(settled.map((s) => s.status)).toEqual(["rejected", "rejected", "rejected"]);

@@ -13,18 +13,32 @@ interface Waiting<T, R> {
  * off, a failed write fails its calls without writing each again: for writes that a retry could
  * repeat (a bus message whose ack was lost, sent again under another id).
  */
+export interface GroupCommitOptions {
+  /** The most calls one write takes (200). */
+  maxItems?: number;
+  /** Writes at once; calls arriving meanwhile wait for one to end (2). */
+  maxConcurrentWrites?: number;
+  /** Whether the calls of a failed write are each written again alone (true). */
+  retryAlone?: boolean;
+}
+
 export class GroupCommit<T, R> {
   private waiting: Waiting<T, R>[] = [];
   private scheduled = false;
   private writing = 0;
+  private readonly maxItems: number;
+  private readonly maxConcurrentWrites: number;
+  private readonly retryAlone: boolean;
 
   constructor(
     /** Answers in the order of `items`. */
     private readonly write: (items: T[]) => Promise<R[]>,
-    private readonly maxItems = 200,
-    private readonly maxConcurrentWrites = 2,
-    private readonly retryAlone = true,
-  ) {}
+    { maxItems = 200, maxConcurrentWrites = 2, retryAlone = true }: GroupCommitOptions = {},
+  ) {
+    this.maxItems = maxItems;
+    this.maxConcurrentWrites = maxConcurrentWrites;
+    this.retryAlone = retryAlone;
+  }
 
   run(item: T): Promise<R> {
     return new Promise<R>((resolve, reject) => {

@@ -100,10 +100,13 @@ export function createJobsService(deps: JobsDeps): JobsService {
   const store = new JobStore(deps.db, settings.timings.attemptTimeoutMs, settings.timings.retentionMs);
   // Finished jobs' usage records, one message for those that finish together (each event is acked
   // only once its record is on the bus; the ledger keeps one record per request id).
-  const usageRecords = new GroupCommit<UsageRecord, void>(async (records) => {
-    await deps.bus.enqueue("usage.records", { records }, { msgId: usageBatchId(records) });
-    return records.map(() => undefined);
-  }, MAX_USAGE_BATCH);
+  const usageRecords = new GroupCommit<UsageRecord, void>(
+    async (records) => {
+      await deps.bus.enqueue("usage.records", { records }, { msgId: usageBatchId(records) });
+      return records.map(() => undefined);
+    },
+    { maxItems: MAX_USAGE_BATCH },
+  );
   // And their token settlements, one message for those that finish together, for ingress. A group
   // whose publish failed is sent again whole, under the same message id (the stream drops it if the
   // first was kept and only its ack lost), never one by one under other ids: a settlement counted
@@ -123,9 +126,7 @@ export function createJobsService(deps: JobsDeps): JobsService {
         }
       }
     },
-    MAX_SETTLEMENT_BATCH,
-    2,
-    false,
+    { maxItems: MAX_SETTLEMENT_BATCH, retryAlone: false },
   );
   const credentials = new JobCredentials(settings.masterKey, settings.internalSecret);
   const waiters = new FinishWaiters(deps.bus, logger);
