@@ -2,14 +2,15 @@
  * Ingest rate of the usage service: how fast it drains a backlog of usage records into Postgres.
  *
  *   pnpm tsx services/usage/bench/ingest.ts [--records 200000] [--source nats|direct|memory] [--batch 500]
- *                                          [--writers 2] [--in-flight 2000] [--max-ack-pending N]
+ *                                          [--writers 2] [--in-flight 256] [--max-ack-pending N]
  *                                          [--database postgres://root@127.0.0.1:5432/postgres] [--nats nats://127.0.0.1:4222]
  *
  * `--source nats` (the default): the records are first published on a fresh namespace's usage
  * stream (by a child process) with the service down, as after an outage; then the service starts
  * and the clock runs until the last record is committed: the catch-up rate, end to end.
  * `--source direct`: the records are handed to the service's ingest as the bus handler hands them
- * (2,000 in flight), without a bus: pricing, batching and the transactions alone.
+ * (as many in flight as `--in-flight` full messages hold), without a bus: pricing, batching and the
+ * transactions alone.
  * `--source memory`: through the in-process bus of the embedded default.
  * A fresh database is created for the run and dropped after it.
  */
@@ -18,8 +19,6 @@ import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { type Bus, createInProcessBus, createNatsBus } from "@gw/bus";
 import { MAX_USAGE_BATCH, usageBatchId } from "@gw/contracts";
-import { GatewayConfig } from "@gw/config";
-import type { UsageRecord } from "@gw/contracts";
 import { createPgDb, type Db, runMigrations } from "@gw/db";
 import { createLogger } from "@gw/logger";
 import { createPricer } from "@gw/pricing";
@@ -27,6 +26,7 @@ import { connect } from "nats";
 import { Ingest } from "../src/ingest/ingest";
 import { LedgerWriter } from "../src/ingest/ledger-writer";
 import { RecordPartitions } from "../src/partitions";
+import { benchRecords } from "./records";
 import { createUsageService, usageMigrations } from "../src/service";
 
 const { values: args } = parseArgs({
@@ -50,51 +50,8 @@ const batch = { maxItems: Number(args.batch), maxConcurrentWrites: Number(args.w
 const secret = "usage-bench-internal-secret-0123456789";
 const logger = createLogger({ service: "usage-bench", level: "warn" });
 const now = Number(args.now ?? Date.now());
-const limits = { requests_per_minute: 1, tokens_per_minute: 1 };
 
-// A multi-tenant spread: 200 workspaces, 5 keys each, five priced models, statuses mostly 200, so a
-// batch of 1,000 touches a few hundred roll-up rows (the costly case for the upserts).
-const models = ["gpt-4o", "gpt-4o-mini", "claude-sonnet", "claude-haiku", "text-embedding-3-small"];
-const gateway = GatewayConfig.parse({
-  providers: {
-    openai: { kind: "openai", base_url: "https://api.openai.com/v1" },
-    anthropic: { kind: "anthropic", base_url: "https://api.anthropic.com" },
-  },
-  models: Object.fromEntries(
-    models.map((m) => [
-      m,
-      {
-        type: m.startsWith("text-") ? "embedding" : "chat",
-        routes: [{ provider: m.startsWith("claude") ? "anthropic" : "openai", model: m }],
-        price: { input_per_mtok: 2.5, output_per_mtok: 10 },
-      },
-    ]),
-  ),
-  plans: { plus: limits, pro: limits, enterprise: limits },
-});
-const statuses = [...new Array<number>(17).fill(200), 429, 500, 400];
-
-function recordAt(i: number): UsageRecord {
-  const model = models[i % models.length]!;
-  return {
-    request_id: `req_bench_${i.toString(36).padStart(10, "0")}`,
-    started_at: now - 2 * 86_400_000 + Math.floor((i / total) * 2 * 86_400_000),
-    duration_ms: 50 + (i % 997),
-    workspace_id: `ws_${i % 200}`,
-    key_id: `key_${i % 200}_${i % 5}`,
-    route: model.startsWith("text-") ? "/v1/embeddings" : "/v1/chat/completions",
-    model,
-    status: statuses[i % statuses.length]!,
-    stream: i % 3 === 0,
-    outcome: {
-      provider: model.startsWith("claude") ? "anthropic" : "openai",
-      upstream_model: model,
-      attempts: 1,
-      upstream_ms: 40 + (i % 900),
-      usage: { input_tokens: 200 + (i % 3000), output_tokens: i % 800, cached_input_tokens: i % 4 === 0 ? 128 : undefined },
-    },
-  };
-}
+const { gateway, models, recordAt } = benchRecords(total, now);
 
 /** Fills a namespace's usage stream with the run's records (in a child process). */
 async function publish(namespace: string): Promise<void> {
@@ -156,8 +113,10 @@ async function direct(db: Db): Promise<number> {
   });
   const started = performance.now();
   let next = 0;
+  // `inFlight` counts messages of up to MAX_USAGE_BATCH records; fewer records in flight than a
+  // batch holds would leave every batch waiting out its timer.
   await Promise.all(
-    Array.from({ length: batch.inFlight }, async () => {
+    Array.from({ length: batch.inFlight * MAX_USAGE_BATCH }, async () => {
       while (next < total) await ingest.handle(recordAt(next++));
     }),
   );
