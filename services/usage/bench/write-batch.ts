@@ -2,8 +2,9 @@
  * The ledger's batch statement on its own: batches of records written one at a time by
  * LedgerWriter, alternating between its two statements (the one that fails on a record already
  * written, and the one that skips such records), with the time of each write from the client.
- * One connection and nothing else running: the time is Postgres's work on the statement, and the
- * alternation makes a slower machine slow both alike.
+ * One connection and nothing else running: the time is mostly Postgres's work on the statement
+ * (the batch's JSON, its partitions' check and the round trip are in it too, alike for both), and
+ * the alternation makes a slower machine slow both alike.
  *
  *   pnpm tsx services/usage/bench/write-batch.ts [--records 200000] [--batch 500]
  *

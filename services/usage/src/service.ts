@@ -34,9 +34,10 @@ export interface UsageDeps {
   pricer?: Pricer;
   /**
    * Batching of ingest (defaults: 500 records or 250 ms, two batches written at once, 256 messages
-   * of up to 64 records in flight from the bus; see Ingest for why 500).
+   * of up to 64 records in flight from the bus; see Ingest for why 500), and how long batches skip
+   * records already written once one has met one (30 s; see LedgerWriter).
    */
-  batch?: { maxItems?: number; maxWaitMs?: number; maxConcurrentWrites?: number; inFlight?: number };
+  batch?: { maxItems?: number; maxWaitMs?: number; maxConcurrentWrites?: number; inFlight?: number; skipDuplicatesForMs?: number };
 }
 
 export interface UsageService {
@@ -82,7 +83,7 @@ export function createUsageService(deps: UsageDeps): UsageService {
   });
   const m = http.metrics;
   const ingest = new Ingest({
-    writer: new LedgerWriter(deps.db, partitions),
+    writer: new LedgerWriter(deps.db, partitions, { skipDuplicatesForMs: deps.batch?.skipDuplicatesForMs }),
     pricer: deps.pricer ?? defaultPricer(deps.gateway),
     logger,
     clock,

@@ -5,7 +5,10 @@ import { BodyStore } from "../bodies";
 import { addDecimal } from "../decimal";
 import type { UsageRow } from "../queries/usage-query";
 import { usageSourceHeader } from "../routes";
-import { freshWorkspace, identityOf, logger as silentLogger, PRICE_CHANGE, record, type RunningLedger, startLedger, waitFor } from "./harness";
+import { type LedgerRow, toLedgerRow } from "../ingest/ledger-row";
+import { LedgerWriter } from "../ingest/ledger-writer";
+import { RecordPartitions } from "../partitions";
+import { freshWorkspace, identityOf, logger as silentLogger, PRICE_CHANGE, record, type RunningLedger, startLedger, testPricer, waitFor } from "./harness";
 
 export interface OpenedLedgerDb {
   db: Db;
@@ -57,14 +60,54 @@ export function describeLedger(label: string, open: () => Promise<OpenedLedgerDb
         const ws = freshWorkspace();
         const once = record({ workspace_id: ws, started_at: JAN(10, 9) });
         const twice = record({ workspace_id: ws, started_at: JAN(10, 9, 30) });
+        const third = record({ workspace_id: ws, started_at: JAN(10, 9, 45) });
         await ingest([once, twice, twice]); // the copies of `twice` arrive together
-        await ingest([once, twice]); // and again, in later batches
-        expect(await count("SELECT count(*) AS n FROM usage.records WHERE workspace_id = $1", [ws])).toBe(2);
-        expect(await count("SELECT sum(requests) AS n FROM usage.hourly WHERE workspace_id = $1", [ws])).toBe(2);
-        expect(await count("SELECT sum(requests) AS n FROM usage.hourly_models WHERE workspace_id = $1", [ws])).toBe(2);
-        expect(await count("SELECT sum(units) AS n FROM usage.hourly_lines WHERE workspace_id = $1 AND item = 'output_tokens'", [ws])).toBe(200);
+        await ingest([once, twice, third]); // and again, in later batches, beside a new record
+        expect(await count("SELECT count(*) AS n FROM usage.records WHERE workspace_id = $1", [ws])).toBe(3);
+        expect(await count("SELECT sum(requests) AS n FROM usage.hourly WHERE workspace_id = $1", [ws])).toBe(3);
+        expect(await count("SELECT sum(requests) AS n FROM usage.hourly_models WHERE workspace_id = $1", [ws])).toBe(3);
+        expect(await count("SELECT sum(units) AS n FROM usage.hourly_lines WHERE workspace_id = $1 AND item = 'output_tokens'", [ws])).toBe(300);
         const { data } = await usage(`workspace_id=${ws}&from=2025-01-10&to=2025-01-11`);
-        expect(data).toMatchObject([{ requests: 2, input_tokens: 2000, output_tokens: 200 }]);
+        expect(data).toMatchObject([{ requests: 3, input_tokens: 3000, output_tokens: 300 }]);
+      });
+    });
+
+    describe("when the writer meets a batch with a record already written", () => {
+      /** A writer whose record inserts are noted: "plain", or "skipping" (ON CONFLICT DO NOTHING). */
+      const noted = (skipDuplicatesForMs: number) => {
+        const statements: string[] = [];
+        const spy: Db = Object.assign(Object.create(db()) as Db, {
+          query: (sql: string, params?: unknown[]) => {
+            if (sql.includes("INSERT INTO usage.records"))
+              statements.push(sql.includes("ON CONFLICT DO NOTHING\n  RETURNING request_id") ? "skipping" : "plain");
+            return db().query(sql, params);
+          },
+        });
+        return { writer: new LedgerWriter(spy, new RecordPartitions(spy), { skipDuplicatesForMs }), statements };
+      };
+      const rows = (ws: string) => [9, 10, 11].map((minute) => toLedgerRow(record({ workspace_id: ws, started_at: JAN(11, 9, minute) }), testPricer()).row!);
+
+      it("then only its new records are written and counted, and for the window after, batches skip duplicates from the start", async () => {
+        const ws = freshWorkspace();
+        const [a, b, c] = rows(ws) as [LedgerRow, LedgerRow, LedgerRow];
+        const { writer, statements } = noted(60_000);
+        expect(await writer.write([a])).toEqual({ inserted: [a], duplicates: 0 });
+        expect(await writer.write([a, b])).toEqual({ inserted: [b], duplicates: 1 });
+        expect(await writer.write([c])).toEqual({ inserted: [c], duplicates: 0 });
+        expect(statements).toEqual(["plain", "plain", "skipping", "skipping"]);
+        expect(await count("SELECT count(*) AS n FROM usage.records WHERE workspace_id = $1", [ws])).toBe(3);
+        expect(await count("SELECT sum(requests) AS n FROM usage.hourly WHERE workspace_id = $1", [ws])).toBe(3);
+        expect(await count("SELECT sum(requests) AS n FROM usage.hourly_models WHERE workspace_id = $1", [ws])).toBe(3);
+        expect(await count("SELECT sum(units) AS n FROM usage.hourly_lines WHERE workspace_id = $1 AND item = 'input_tokens'", [ws])).toBe(3000);
+      });
+
+      it("then with no window the next batch is written plainly again", async () => {
+        const [a, b, c] = rows(freshWorkspace()) as [LedgerRow, LedgerRow, LedgerRow];
+        const { writer, statements } = noted(0);
+        await writer.write([a]);
+        expect(await writer.write([b, a])).toEqual({ inserted: [b], duplicates: 1 });
+        expect(await writer.write([c])).toEqual({ inserted: [c], duplicates: 0 });
+        expect(statements).toEqual(["plain", "plain", "skipping", "plain"]);
       });
     });
 

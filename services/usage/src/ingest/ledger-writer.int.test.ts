@@ -1,0 +1,52 @@
+import { createPgDb, type Db, runMigrations } from "@gw/db";
+import { createTestDatabase, type TestDatabase } from "@gw/testkit";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { RecordPartitions } from "../partitions";
+import { usageMigrations } from "../service";
+import { freshWorkspace, logger, record, testPricer } from "../testing/harness";
+import { toLedgerRow } from "./ledger-row";
+import { LedgerWriter } from "./ledger-writer";
+
+/**
+ * Two writers on a real Postgres at once (PGlite has one connection, so its statements never
+ * overlap): one batch written plainly, an overlapping one skipping duplicates, as when a
+ * redelivery's window has begun on one writer or replica and not on another.
+ */
+describe("LedgerWriter, two batches at once", () => {
+  let database: TestDatabase;
+  let db: Db;
+  beforeAll(async () => {
+    database = await createTestDatabase();
+    db = createPgDb({ url: database.url, applicationName: "gw-usage-writer-test" });
+    await runMigrations(db, { schema: "usage", dir: usageMigrations, logger });
+  }, 60_000);
+  afterAll(async () => {
+    await db?.close();
+    await database?.drop();
+  });
+
+  it("when a plain batch and a skipping one share records, then neither fails or deadlocks, and each record is written and counted once", async () => {
+    const pricer = testPricer();
+    for (let trial = 0; trial < 8; trial++) {
+      const ws = freshWorkspace();
+      // Many roll-up keys (one per key and minute's hour) and records shared by both batches.
+      const rows = Array.from(
+        { length: 1_200 },
+        (_, i) => toLedgerRow(record({ workspace_id: ws, key_id: `key_${i % 40}`, started_at: Date.UTC(2025, 0, 12, i % 24, i % 60) }), pricer).row!,
+      );
+      const first = rows.slice(0, 700);
+      const second = [...rows.slice(600)].reverse();
+      const partitions = new RecordPartitions(db);
+      const [a, b] = await Promise.all([
+        new LedgerWriter(db, partitions).write(first),
+        new LedgerWriter(db, partitions).write(second, { skipDuplicates: true }),
+      ]);
+      expect(a.inserted.length + b.inserted.length).toBe(1_200);
+      expect(a.duplicates + b.duplicates).toBe(100);
+      const sum = async (sql: string) => Number((await db.query<{ n: string }>(sql, [ws])).rows[0]?.n);
+      expect(await sum("SELECT count(*) AS n FROM usage.records WHERE workspace_id = $1")).toBe(1_200);
+      expect(await sum("SELECT sum(requests) AS n FROM usage.hourly WHERE workspace_id = $1")).toBe(1_200);
+      expect(await sum("SELECT sum(requests) AS n FROM usage.hourly_models WHERE workspace_id = $1")).toBe(1_200);
+    }
+  }, 60_000);
+});
