@@ -1,5 +1,5 @@
-import { describe, expect, it } from "vitest";
-import { createInProcessBus } from "@gw/bus";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { type Bus, createInProcessBus } from "@gw/bus";
 import type { JobEvent, JobWork } from "@gw/contracts";
 import { createLogger } from "@gw/logger";
 import { reportJobEvent } from "./job-events";
@@ -63,5 +63,54 @@ describe("when a worker reports a job's events", () => {
     const bus = createInProcessBus({ logger: createLogger({ service: "t", level: "silent" }), maxPayloadBytes: 1024 });
     await expect(reportJobEvent(bus, work("embeddings"), "processing", { upstream_id: "x".repeat(2000) })).rejects.toThrow(/at most 1024/);
     await bus.close();
+  });
+
+  describe("while the bus fails (a NATS server restarting)", () => {
+    afterEach(() => vi.useRealTimers());
+    /** The bus, failing its first `failures` enqueues as a timed-out publish does; the ids of every try. */
+    const failing = (bus: Bus, failures: number) => {
+      const tries: string[] = [];
+      const flaky = Object.assign(Object.create(bus) as Bus, {
+        enqueue: (subject: Parameters<Bus["enqueue"]>[0], message: Parameters<Bus["enqueue"]>[1], opts: Parameters<Bus["enqueue"]>[2]) => {
+          tries.push(opts.msgId);
+          return tries.length <= failures ? Promise.reject(new Error("TIMEOUT")) : bus.enqueue(subject, message, opts);
+        },
+      });
+      return { flaky, tries };
+    };
+
+    it("then a finish is sent again under its one message id until the bus takes it, and arrives once", async () => {
+      let tries: string[] = [];
+      const seen = await eventsOf(1 << 20, async (bus) => {
+        const f = failing(bus, 2);
+        tries = f.tries;
+        await reportJobEvent(f.flaky, work("embeddings"), "completed", { result: { a: 1 } });
+      });
+      expect(tries).toEqual(["job_1:2:final", "job_1:2:final", "job_1:2:final"]);
+      expect(seen.map((e) => [e.status, e.result])).toEqual([["completed", { a: 1 }]]);
+    });
+
+    it("then a finish the bus keeps refusing fails after some seconds, and a running status or a closed bus at once", async () => {
+      vi.useFakeTimers();
+      const bus = createInProcessBus({ logger: createLogger({ service: "t", level: "silent" }) });
+      const always = failing(bus, Number.POSITIVE_INFINITY);
+      const finish = reportJobEvent(always.flaky, work("embeddings"), "failed", { error: {} });
+      const settled = expect(finish).rejects.toThrow("TIMEOUT");
+      await vi.advanceTimersByTimeAsync(2_000);
+      expect(always.tries.length).toBeGreaterThan(2);
+      const before = always.tries.length;
+      await vi.advanceTimersByTimeAsync(10_000);
+      await settled;
+      expect(always.tries.length).toBeGreaterThan(before);
+
+      const running = failing(bus, Number.POSITIVE_INFINITY);
+      await expect(reportJobEvent(running.flaky, work("embeddings"), "processing")).rejects.toThrow("TIMEOUT");
+      expect(running.tries).toHaveLength(1);
+
+      await bus.close();
+      const closed = failing(bus, 0);
+      await expect(reportJobEvent(closed.flaky, work("embeddings"), "completed", { result: {} })).rejects.toThrow(/closed/);
+      expect(closed.tries).toHaveLength(1);
+    });
   });
 });
