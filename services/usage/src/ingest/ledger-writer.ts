@@ -84,7 +84,7 @@ const cast = (field: (typeof FIELDS)[number], type = "text"): string => `(e->>${
  * (exact numeric sums) and upserted in key order, so concurrent batches lock shared rows in the same
  * order.
  *
- * `dedupe` picks how a record already in the ledger (a redelivery) is met. Without it the insert
+ * `skipDuplicates` picks how a record already in the ledger (a redelivery) is met. Without it the insert
  * fails on the first one, and with it the whole statement (SQLSTATE 23505): every row of the batch
  * was inserted or none was, so the roll-ups read the batch itself. With it the insert skips such
  * records and the roll-ups read exactly the rows inserted (RETURNING, joined back to the batch), and
@@ -92,9 +92,9 @@ const cast = (field: (typeof FIELDS)[number], type = "text"): string => `(e->>${
  * key before each insert and two joins, about a tenth of its work per record, for what only a crash
  * or a lost ack brings.
  */
-function writeBatch(dedupe: boolean): string {
-  // The rows the insert inserted: all of the batch (once it is in), or (deduped) those RETURNING names.
-  const inserted = dedupe ? "fresh" : "src CROSS JOIN done";
+function writeBatch(skipDuplicates: boolean): string {
+  // The rows the insert inserted: all of the batch (once it is in), or those RETURNING names.
+  const inserted = skipDuplicates ? "fresh" : "(src CROSS JOIN done)";
   return `
 WITH src AS (
   -- started_at comes as epoch milliseconds: interval arithmetic is in whole microseconds, so exact.
@@ -110,7 +110,7 @@ WITH src AS (
   INSERT INTO usage.records (${RECORD_COLUMNS})
   SELECT ${RECORD_COLUMNS} FROM src
   ${
-    dedupe
+    skipDuplicates
       ? `ON CONFLICT DO NOTHING
   RETURNING request_id, started_at, workspace_id, key_id, model, provider, route, status, price_version, input_tokens, output_tokens,
     cached_input_tokens, cache_write_tokens, reasoning_tokens, cost_usd
@@ -143,7 +143,7 @@ WITH src AS (
 ), line_sums AS (
   SELECT f.workspace_id, date_trunc('hour', f.started_at) AS hour, f.kind, f.name, l.item, l.unit, l.unit_price_usd,
     coalesce(f.price_version, '') AS price_version, sum(l.units) AS units, sum(l.amount_usd) AS amount_usd
-  FROM ${dedupe ? "fresh f" : "src f CROSS JOIN done"} CROSS JOIN LATERAL (
+  FROM ${inserted} f CROSS JOIN LATERAL (
     -- A line is [item, units, unit, unit_price_usd, amount_usd], the pricer's fields in order.
     SELECT l->>0 AS item, (l->>1)::numeric AS units, l->>2 AS unit, (l->>3)::numeric AS unit_price_usd, (l->>4)::numeric AS amount_usd
     FROM jsonb_array_elements(f.lines) AS l
@@ -167,13 +167,13 @@ WITH src AS (
   RETURNING 1
 )
 ${
-  dedupe
+  skipDuplicates
     ? "SELECT i::int4 FROM src WHERE NOT EXISTS (SELECT FROM ins WHERE ins.request_id = src.request_id AND ins.started_at = src.started_at)"
     : "SELECT NULL::int4 AS i WHERE false"
 }`;
 }
 const WRITE_BATCH = writeBatch(false);
-const WRITE_BATCH_DEDUPED = writeBatch(true);
+const WRITE_BATCH_SKIPPING = writeBatch(true);
 /** After a batch met a record already written, batches skip such records for this long: redeliveries come together. */
 const SKIP_DUPLICATES_FOR_MS = 30_000;
 
@@ -182,7 +182,7 @@ const SKIP_DUPLICATES_FOR_MS = 30_000;
  * never counted twice and a failed batch leaves nothing behind.
  */
 export class LedgerWriter {
-  private dedupeUntil = 0;
+  private skipDuplicatesUntil = 0;
   private readonly skipDuplicatesForMs: number;
 
   constructor(
@@ -207,16 +207,16 @@ export class LedgerWriter {
     const rows = [...unique.values()].sort((x, y) => (x.key < y.key ? -1 : x.key > y.key ? 1 : 0));
     await this.partitions.ensure(rows.map((r) => r.day));
     const params = [batchJson(rows), HISTOGRAM_BUCKETS];
-    if (!skipDuplicates && Date.now() >= this.dedupeUntil) {
+    if (!skipDuplicates && Date.now() >= this.skipDuplicatesUntil) {
       try {
         await this.db.query(WRITE_BATCH, params);
         return { inserted: rows, duplicates: batch.length - rows.length };
       } catch (err) {
         if ((err as { code?: unknown }).code !== UNIQUE_VIOLATION) throw err;
-        this.dedupeUntil = Date.now() + this.skipDuplicatesForMs;
+        this.skipDuplicatesUntil = Date.now() + this.skipDuplicatesForMs;
       }
     }
-    const { rows: skipped } = await this.db.query<{ i: number }>(WRITE_BATCH_DEDUPED, params);
+    const { rows: skipped } = await this.db.query<{ i: number }>(WRITE_BATCH_SKIPPING, params);
     let inserted = rows;
     if (skipped.length > 0) {
       const known = new Set(skipped.map((s) => s.i - 1));
