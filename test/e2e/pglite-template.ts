@@ -1,15 +1,20 @@
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { runMigrations } from "@gw/db";
+import { consoleMigrations } from "../../services/console/src/service";
 import { openPgliteFolder } from "../../services/embedded/src/data-folder";
+import { ingressMigrations } from "../../services/ingress/src/service";
+import { jobsMigrations } from "../../services/jobs/src/service";
+import { usageMigrations } from "../../services/usage/src/service";
 
 /** Each schema of the embedded default and its service's migrations; a start applies any missing here. */
-const schemas = ["ingress", "jobs", "usage", "console"].map((schema) => ({
-  schema,
-  dir: fileURLToPath(new URL(`../../services/${schema}/migrations`, import.meta.url)),
-}));
+const schemas = [
+  { schema: "ingress", dir: ingressMigrations },
+  { schema: "jobs", dir: jobsMigrations },
+  { schema: "usage", dir: usageMigrations },
+  { schema: "console", dir: consoleMigrations },
+];
 
 let template: Promise<string> | undefined;
 

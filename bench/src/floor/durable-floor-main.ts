@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import express from "express";
-import { connect, headers, type JetStreamClient, type JsMsg, type NatsConnection } from "nats";
+import { connect, headers, type JetStreamClient, type JsMsg } from "nats";
 import pg from "pg";
 import { Pool as HttpPool } from "undici";
 import { GroupCommit } from "@gw/jobs";
@@ -35,11 +35,17 @@ interface Finished {
 
 const nc = await connect({ servers: process.env.FLOOR_NATS_URL });
 const js = nc.jetstream();
-const stop = kind === "jobs" ? await startJobs(nc, js) : kind === "worker" ? await startWorker(js) : undefined;
+const stop = kind === "jobs" ? await startJobs(js) : kind === "worker" ? await startWorker(js) : undefined;
 if (!stop) throw new Error(`FLOOR_KIND must be jobs or worker, not ${kind}`);
-process.once("SIGTERM", () => void stop().then(() => process.exit(0)));
+process.once(
+  "SIGTERM",
+  () =>
+    void stop()
+      .then(() => nc.drain())
+      .then(() => process.exit(0)),
+);
 
-async function startJobs(conn: NatsConnection, jetstream: JetStreamClient): Promise<() => Promise<void>> {
+async function startJobs(jetstream: JetStreamClient): Promise<() => Promise<void>> {
   const db = new pg.Pool({ connectionString: process.env.FLOOR_DATABASE_URL, max: 4 });
   const finished = new Map<string, Finished>();
   const waiters = new Map<string, Array<() => void>>();
@@ -113,7 +119,6 @@ async function startJobs(conn: NatsConnection, jetstream: JetStreamClient): Prom
   return async () => {
     await events.close();
     await server.close();
-    await conn.drain();
     await db.end();
   };
 }
@@ -140,7 +145,6 @@ async function startWorker(jetstream: JetStreamClient): Promise<() => Promise<vo
   return async () => {
     await work.close();
     await upstream.close();
-    await nc.drain();
   };
 }
 
