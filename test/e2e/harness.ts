@@ -3,6 +3,7 @@ import { writeFileSync, mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { spawn, type ChildProcess } from "node:child_process";
+import { request as httpRequest } from "node:http";
 import { connect } from "node:net";
 import { removeNatsNamespace } from "@gw/bus";
 import { repoRoot } from "@gw/config";
@@ -124,16 +125,36 @@ export async function startTestMesh(
   };
 }
 
-/** A small admin API client for tests. */
+/**
+ * A small admin API client for tests. Each call has a connection of its own: fetch's pooled one,
+ * left idle while a slow test ran, could be reused just as the server closed it at its keep-alive
+ * timeout (65 s), and a POST written into that close fails ("other side closed") with nothing to
+ * retry. Admin calls are few, so a new connection each costs nothing that matters.
+ */
 export function adminClient(adminURL: string, token: string) {
   return async <T = Record<string, unknown>>(method: string, path: string, body?: unknown): Promise<T> => {
-    const res = await fetch(`${adminURL}${path}`, {
-      method,
-      headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
-      body: body === undefined ? undefined : JSON.stringify(body),
+    const payload = body === undefined ? undefined : JSON.stringify(body);
+    const { status, text } = await new Promise<{ status: number; text: string }>((resolve, reject) => {
+      const req = httpRequest(`${adminURL}${path}`, {
+        method,
+        agent: false,
+        headers: {
+          authorization: `Bearer ${token}`,
+          "content-type": "application/json",
+          ...(payload === undefined ? {} : { "content-length": Buffer.byteLength(payload) }),
+        },
+      });
+      req.once("error", reject);
+      req.once("response", (res) => {
+        const chunks: Buffer[] = [];
+        res.on("data", (chunk: Buffer) => chunks.push(chunk));
+        res.once("error", reject);
+        res.once("end", () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString("utf8") }));
+      });
+      req.end(payload);
     });
-    const json = (await res.json()) as T;
-    if (!res.ok) throw new Error(`${method} ${path} → ${res.status} ${JSON.stringify(json)}`);
+    const json = JSON.parse(text) as T;
+    if (status < 200 || status > 299) throw new Error(`${method} ${path} → ${status} ${JSON.stringify(json)}`);
     return json;
   };
 }
