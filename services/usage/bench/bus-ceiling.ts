@@ -8,10 +8,9 @@
 import { spawnSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
-import { createNatsBus } from "@gw/bus";
+import { createNatsBus, removeNatsNamespace } from "@gw/bus";
 import { MAX_USAGE_BATCH, usageBatchId } from "@gw/contracts";
 import { createLogger } from "@gw/logger";
-import { connect } from "nats";
 
 const { values: args } = parseArgs({
   options: {
@@ -72,10 +71,7 @@ async function main(): Promise<void> {
   console.log(`the bus alone delivered ${total} records in ${seconds.toFixed(2)} s: ${Math.round(total / seconds)} records/s`);
   await consumer.stop();
   await bus.close();
-  const nc = await connect({ servers: args.nats });
-  const jsm = await nc.jetstreamManager();
-  for (const kind of ["WORK", "USAGE"]) await jsm.streams.delete(`${namespace.toUpperCase()}_${kind}`).catch(() => false);
-  await nc.close();
+  await removeNatsNamespace(args.nats, namespace);
 }
 
 if (args["publish-to"]) await publish(args["publish-to"]);

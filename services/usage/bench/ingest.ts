@@ -17,15 +17,16 @@
 import { spawnSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
-import { type Bus, createInProcessBus, createNatsBus } from "@gw/bus";
+import { type Bus, createInProcessBus, createNatsBus, removeNatsNamespace } from "@gw/bus";
 import { MAX_USAGE_BATCH, usageBatchId } from "@gw/contracts";
-import { createPgDb, type Db, runMigrations } from "@gw/db";
+import { type Db, runMigrations } from "@gw/db";
 import { createLogger } from "@gw/logger";
 import { createPricer } from "@gw/pricing";
 import { connect } from "nats";
 import { Ingest } from "../src/ingest/ingest";
 import { LedgerWriter } from "../src/ingest/ledger-writer";
 import { RecordPartitions } from "../src/partitions";
+import { benchDatabase } from "./bench-db";
 import { benchRecords } from "./records";
 import { createUsageService, usageMigrations } from "../src/service";
 
@@ -124,12 +125,7 @@ async function direct(db: Db): Promise<number> {
 }
 
 async function main(): Promise<void> {
-  const name = `gw_usage_bench_${Date.now().toString(36)}`;
-  const admin = createPgDb({ url: args.database, max: 1, applicationName: "gw-usage-bench-admin" });
-  await admin.exec(`CREATE DATABASE "${name}"`);
-  const url = new URL(args.database);
-  url.pathname = `/${name}`;
-  const db = createPgDb({ url: url.toString(), applicationName: "gw-usage-bench" });
+  const { db, drop } = await benchDatabase(args.database, "gw_usage_bench", "gw-usage-bench");
   const namespace = `bench${Date.now().toString(36)}`;
   let bus: Bus | undefined;
   try {
@@ -182,14 +178,9 @@ async function main(): Promise<void> {
     console.log(`check: ${rows[0]?.records} records, ${rows[0]?.hourly} roll-up rows counting ${rows[0]?.requests} requests`);
   } finally {
     await bus?.close();
-    await db.close();
-    await admin.exec(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
-    await admin.close();
+    await drop();
     if (args.source === "nats") {
-      const nc = await connect({ servers: args.nats });
-      const jsm = await nc.jetstreamManager();
-      for (const kind of ["WORK", "USAGE"]) await jsm.streams.delete(`${namespace.toUpperCase()}_${kind}`).catch(() => false);
-      await nc.close();
+      await removeNatsNamespace(args.nats, namespace);
     }
   }
 }

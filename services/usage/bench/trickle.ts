@@ -16,12 +16,11 @@ import { spawn } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
-import { createNatsBus } from "@gw/bus";
+import { createNatsBus, removeNatsNamespace } from "@gw/bus";
 import { MAX_USAGE_BATCH, usageBatchId } from "@gw/contracts";
-import { createPgDb } from "@gw/db";
 import { createLogger } from "@gw/logger";
-import { connect } from "nats";
 import { createUsageService } from "../src/service";
+import { benchDatabase } from "./bench-db";
 import { benchRecords } from "./records";
 
 const { values: args } = parseArgs({
@@ -82,12 +81,7 @@ function cpuUs(): number {
 }
 
 async function main(): Promise<void> {
-  const name = `gw_usage_trickle_${Date.now().toString(36)}`;
-  const admin = createPgDb({ url: args.database, max: 1, applicationName: "gw-usage-bench-admin" });
-  await admin.exec(`CREATE DATABASE "${name}"`);
-  const url = new URL(args.database);
-  url.pathname = `/${name}`;
-  const db = createPgDb({ url: url.toString(), applicationName: "gw-usage-trickle" });
+  const { db, drop } = await benchDatabase(args.database, "gw_usage_trickle", "gw-usage-trickle");
   const namespace = `trickle${Date.now().toString(36)}`;
   const bus = await createNatsBus({ url: args.nats, secret, namespace, logger, name: "usage-trickle" });
   const service = createUsageService({
@@ -147,13 +141,8 @@ async function main(): Promise<void> {
   } finally {
     await service.stop();
     await bus.close();
-    await db.close();
-    await admin.exec(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
-    await admin.close();
-    const nc = await connect({ servers: args.nats });
-    const jsm = await nc.jetstreamManager();
-    for (const kind of ["WORK", "USAGE"]) await jsm.streams.delete(`${namespace.toUpperCase()}_${kind}`).catch(() => false);
-    await nc.close();
+    await drop();
+    await removeNatsNamespace(args.nats, namespace);
   }
 }
 

@@ -1,0 +1,19 @@
+import { createPgDb, type Db } from "@gw/db";
+
+/** A fresh database for one bench run, on the server `serverUrl` names, and its removal after. */
+export async function benchDatabase(serverUrl: string, prefix: string, applicationName: string): Promise<{ db: Db; drop(): Promise<void> }> {
+  const name = `${prefix}_${Date.now().toString(36)}`;
+  const admin = createPgDb({ url: serverUrl, max: 1, applicationName: `${applicationName}-admin` });
+  await admin.exec(`CREATE DATABASE "${name}"`);
+  const url = new URL(serverUrl);
+  url.pathname = `/${name}`;
+  const db = createPgDb({ url: url.toString(), applicationName });
+  return {
+    db,
+    async drop() {
+      await db.close();
+      await admin.exec(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+      await admin.close();
+    },
+  };
+}
