@@ -81,8 +81,13 @@ export const UsageRecord = z.object({
 });
 export type UsageRecord = z.infer<typeof UsageRecord>;
 
-/** Most records one `usage.records` message carries: 64 of the largest possible still fit NATS's 1 MB. */
-export const MAX_USAGE_BATCH = 64;
+/**
+ * Most records one `usage.records` message carries. A message's JetStream publish and ack cost its
+ * publisher about as much CPU whatever it holds (bench/README.md), so the fewer the better; 256
+ * typical records are about 120 KB. A batch of unusually large ones that would pass NATS's 1 MB is
+ * refused before it is sent (PayloadTooLargeError), and the publisher sends it again in halves.
+ */
+export const MAX_USAGE_BATCH = 256;
 
 /**
  * What `usage.records` carries: records batched by their publisher, because a JetStream publish costs
@@ -179,6 +184,9 @@ export const CapturedBodies = z.object({
 });
 export type CapturedBodies = z.infer<typeof CapturedBodies>;
 
-/** What `usage.bodies` carries: up to 64 requests' bodies, at most about 900 KB of text in all. */
-export const CapturedBodiesBatch = z.object({ bodies: z.array(CapturedBodies).min(1).max(MAX_USAGE_BATCH) });
+/** Most requests' bodies one `usage.bodies` message carries (and at most about 900 KB of text in all). */
+export const MAX_BODIES_BATCH = 64;
+
+/** What `usage.bodies` carries. */
+export const CapturedBodiesBatch = z.object({ bodies: z.array(CapturedBodies).min(1).max(MAX_BODIES_BATCH) });
 export type CapturedBodiesBatch = z.infer<typeof CapturedBodiesBatch>;

@@ -291,7 +291,7 @@ export class BatchPublisher<T> {
   }
 }
 
-/** Usage records, 64 to a message on `usage.records`. */
+/** Usage records, up to MAX_USAGE_BATCH to a message on `usage.records`. */
 export class UsagePublisher extends BatchPublisher<UsageRecord> {
   constructor(options: UsagePublisherOptions) {
     super(options, usageRecordsKind);

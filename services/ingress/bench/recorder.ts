@@ -4,7 +4,7 @@
  * and the acknowledgements, at the live bench's pace (blocks of `--block` requests at `--rate`
  * a second, with a pause as long as two blocks between them, as one-in-flight's rotation leaves).
  *
- *   pnpm tsx services/ingress/bench/recorder.ts [--requests 20000] [--rate 500] [--block 100] [--nats nats://127.0.0.1:4222]
+ *   pnpm tsx services/ingress/bench/recorder.ts [--requests 20000] [--rate 500] [--block 100] [--per-message 256] [--nats nats://127.0.0.1:4222]
  *
  * The same paced loop runs twice per round, once recording and once not, alternating over
  * `--rounds`; the difference in the process's CPU (all threads) a request is the figure.
@@ -25,6 +25,8 @@ const { values: args } = parseArgs({
     // nats: published as ingress does; json: each message only serialised (what the bus adds is NATS);
     // none: the records made and dropped (what json adds is the serialising).
     bus: { type: "string", default: "nats" },
+    // Records a message at most (the publisher's default, MAX_USAGE_BATCH, when not given).
+    "per-message": { type: "string" },
     nats: { type: "string", default: process.env.NATS_URL ?? "nats://127.0.0.1:4222" },
   },
 });
@@ -72,7 +74,8 @@ async function main(): Promise<void> {
   const bus = await createNatsBus({ url: args.nats, secret: "recorder-bench-secret-0123456789abcdef", namespace, logger, name: "recorder-bench" });
   const jsonOnly = { enqueue: async (_subject: string, message: unknown) => void JSON.stringify(message) } as unknown as Bus;
   const dropped = { enqueue: async () => undefined } as unknown as Bus;
-  const publisher = new UsagePublisher({ bus: args.bus === "json" ? jsonOnly : args.bus === "none" ? dropped : bus, logger });
+  const maxBatch = args["per-message"] === undefined ? undefined : Number(args["per-message"]);
+  const publisher = new UsagePublisher({ bus: args.bus === "json" ? jsonOnly : args.bus === "none" ? dropped : bus, logger, maxBatch });
   const record = usageRecorder(publisher);
   const none = () => undefined;
   try {

@@ -11,7 +11,7 @@ import { RecordPartitions } from "./partitions";
 import { defaultPricer } from "./default-pricer";
 import type { Pricer } from "./pricing";
 import { mountUsageRoutes } from "./routes";
-import { HOUR_MS } from "@gw/contracts";
+import { HOUR_MS, MAX_USAGE_BATCH } from "@gw/contracts";
 
 export interface UsageSettings {
   host: string;
@@ -33,8 +33,8 @@ export interface UsageDeps {
   /** Prices records; default `@gw/pricing` over `gateway`. */
   pricer?: Pricer;
   /**
-   * Batching of ingest (defaults: 500 records or 250 ms, two batches written at once, 256 messages
-   * of up to 64 records in flight from the bus; see Ingest for why 500), and how long batches skip
+   * Batching of ingest (defaults: 500 records or 250 ms, two batches written at once, 64 messages
+   * of up to 256 records in flight from the bus; see Ingest for why 500), and how long batches skip
    * records already written once one has met one (30 s; see LedgerWriter).
    */
   batch?: { maxItems?: number; maxWaitMs?: number; maxConcurrentWrites?: number; inFlight?: number; skipDuplicatesForMs?: number };
@@ -50,11 +50,11 @@ export interface UsageService {
 export const usageMigrations = fileURLToPath(new URL("../../usage/migrations", import.meta.url));
 
 /**
- * Messages handled at once: each holds its records (up to 64) until the batches carrying them
- * commit, so this is what lets a batch fill while the one before it is being written, and what
- * bounds the records held in memory (16,384 at most).
+ * Messages handled at once: each holds its records (up to MAX_USAGE_BATCH) until the batches
+ * carrying them commit, so this is what lets a batch fill while the one before it is being written,
+ * and what bounds the records held in memory (16,384 at most).
  */
-const CONSUME_CONCURRENCY = 256;
+const CONSUME_CONCURRENCY = 16_384 / MAX_USAGE_BATCH;
 
 /**
  * The usage service: consumes `usage.records` into the `usage` schema (day-partitioned records,

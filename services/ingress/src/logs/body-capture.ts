@@ -1,7 +1,7 @@
 import type { IncomingMessage } from "node:http";
 import type { Request, Response } from "express";
 import type { Bus } from "@gw/bus";
-import { type CapturedBodies, type CapturedBody, DEFAULT_BODY_CAPTURE_BYTES, MAX_USAGE_BATCH } from "@gw/contracts";
+import { type CapturedBodies, type CapturedBody, DEFAULT_BODY_CAPTURE_BYTES, MAX_BODIES_BATCH } from "@gw/contracts";
 import type { Logger } from "@gw/logger";
 import { type BatchKind, BatchPublisher, cutBody, redactRawText, redactValue, type ServiceMetrics } from "@gw/service-kit";
 import type { KeyPrincipal } from "../store/identity-store";
@@ -64,7 +64,7 @@ export function captureRetention(principal: KeyPrincipal): number | undefined {
 const bodiesKind: BatchKind<CapturedBodies> = {
   noun: "detailed logs",
   metric: "gw_detailed_logs",
-  maxBatch: MAX_USAGE_BATCH,
+  maxBatch: MAX_BODIES_BATCH,
   maxBytes: 900 * 1024,
   bytesOf: (b) => Buffer.byteLength(b.request.text) + (b.response ? Buffer.byteLength(b.response.text) : 0) + 512,
   send: (bus, bodies) => bus.enqueue("usage.bodies", { bodies }, { msgId: `${bodies[0]?.request_id ?? ""}+${bodies.length}:bodies` }),
