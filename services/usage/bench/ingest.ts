@@ -2,7 +2,7 @@
  * Ingest rate of the usage service: how fast it drains a backlog of usage records into Postgres.
  *
  *   pnpm tsx services/usage/bench/ingest.ts [--records 200000] [--source nats|direct|memory] [--batch 500]
- *                                          [--writers 2] [--in-flight 256] [--max-ack-pending N]
+ *                                          [--writers 2] [--in-flight 64] [--max-ack-pending N]
  *                                          [--database postgres://root@127.0.0.1:5432/postgres] [--nats nats://127.0.0.1:4222]
  *
  * `--source nats` (the default): the records are first published on a fresh namespace's usage
@@ -28,7 +28,7 @@ import { LedgerWriter } from "../src/ingest/ledger-writer";
 import { RecordPartitions } from "../src/partitions";
 import { benchDatabase } from "./bench-db";
 import { benchRecords } from "./records";
-import { createUsageService, usageMigrations } from "../src/service";
+import { CONSUME_CONCURRENCY, createUsageService, usageMigrations } from "../src/service";
 
 const { values: args } = parseArgs({
   options: {
@@ -36,7 +36,7 @@ const { values: args } = parseArgs({
     source: { type: "string", default: "nats" },
     batch: { type: "string", default: "500" },
     writers: { type: "string", default: "2" },
-    "in-flight": { type: "string", default: "256" },
+    "in-flight": { type: "string", default: String(CONSUME_CONCURRENCY) },
     database: { type: "string", default: process.env.DATABASE_URL ?? "postgres://root@127.0.0.1:5432/postgres" },
     nats: { type: "string", default: process.env.NATS_URL ?? "nats://127.0.0.1:4222" },
     // What-if: raise the consumer's max_ack_pending (the bus leaves NATS's default, 1,000) once it exists.

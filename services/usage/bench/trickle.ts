@@ -3,7 +3,7 @@
  * scenario feeds it (a few hundred records a second, a message now and then), where per-message and
  * per-batch costs weigh more than in a backlog's drain (ingest.ts).
  *
- *   pnpm tsx services/usage/bench/trickle.ts [--rate 200] [--seconds 20] [--per-message 64] [--wait 250]
+ *   pnpm tsx services/usage/bench/trickle.ts [--rate 200] [--seconds 20] [--per-message 256] [--wait 250]
  *
  * A child process publishes `--rate` records a second on a fresh namespace's usage stream, in
  * messages of `--per-message` (at most MAX_USAGE_BATCH), while the service consumes them with its
@@ -27,7 +27,7 @@ const { values: args } = parseArgs({
   options: {
     rate: { type: "string", default: "200" },
     seconds: { type: "string", default: "20" },
-    "per-message": { type: "string", default: "64" },
+    "per-message": { type: "string", default: String(MAX_USAGE_BATCH) },
     wait: { type: "string", default: "250" },
     database: { type: "string", default: process.env.DATABASE_URL ?? "postgres://root@127.0.0.1:5432/postgres" },
     nats: { type: "string", default: process.env.NATS_URL ?? "nats://127.0.0.1:4222" },

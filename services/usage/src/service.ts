@@ -54,7 +54,7 @@ export const usageMigrations = fileURLToPath(new URL("../../usage/migrations", i
  * carrying them commit, so this is what lets a batch fill while the one before it is being written,
  * and what bounds the records held in memory (16,384 at most).
  */
-const CONSUME_CONCURRENCY = 16_384 / MAX_USAGE_BATCH;
+export const CONSUME_CONCURRENCY = 16_384 / MAX_USAGE_BATCH;
 
 /**
  * The usage service: consumes `usage.records` into the `usage` schema (day-partitioned records,
