@@ -26,9 +26,9 @@ import { connect } from "nats";
 import { Ingest } from "../src/ingest/ingest";
 import { LedgerWriter } from "../src/ingest/ledger-writer";
 import { RecordPartitions } from "../src/partitions";
-import { benchDatabase } from "./bench-db";
+import { benchDatabase, benchSecret as secret, benchUsageService } from "./bench-db";
 import { benchRecords } from "./records";
-import { CONSUME_CONCURRENCY, createUsageService, usageMigrations } from "../src/service";
+import { CONSUME_CONCURRENCY, usageMigrations } from "../src/service";
 
 const { values: args } = parseArgs({
   options: {
@@ -48,7 +48,6 @@ const { values: args } = parseArgs({
 });
 const total = Number(args.records);
 const batch = { maxItems: Number(args.batch), maxConcurrentWrites: Number(args.writers), inFlight: Number(args["in-flight"]) };
-const secret = "usage-bench-internal-secret-0123456789";
 const logger = createLogger({ service: "usage-bench", level: "warn" });
 const now = Number(args.now ?? Date.now());
 
@@ -68,8 +67,7 @@ async function publish(namespace: string): Promise<void> {
 
 /** Runs the service on a bus until `total` records are in; returns the seconds it took. */
 async function throughService(db: Db, bus: Bus, namespace: string, feed: () => Promise<void>): Promise<number> {
-  const service = createUsageService({
-    settings: { host: "127.0.0.1", port: 0, internalSecret: secret, retentionDays: 400 },
+  const service = benchUsageService({
     gateway,
     bus,
     db,

@@ -20,7 +20,8 @@ import { signIdentity } from "@gw/service-kit";
 import { HISTOGRAM_BUCKETS } from "../src/histogram";
 import { RecordPartitions } from "../src/partitions";
 import { operatorIdentity } from "../src/scope";
-import { createUsageService, usageMigrations } from "../src/service";
+import { usageMigrations } from "../src/service";
+import { benchSecret as secret, benchUsageService } from "./bench-db";
 
 const { values: args } = parseArgs({
   options: {
@@ -33,7 +34,6 @@ const { values: args } = parseArgs({
 });
 const total = Number(args.records);
 const DAYS = 31;
-const secret = "usage-bench-internal-secret-0123456789";
 const logger = createLogger({ service: "usage-bench", level: "warn" });
 const limits = { requests_per_minute: 1, tokens_per_minute: 1 };
 const WORKSPACE = "ws_bench";
@@ -140,8 +140,7 @@ async function main(): Promise<void> {
     console.log(`${c?.records} records; roll-up rows: ${c?.hourly} in hourly, ${c?.models} in hourly_models`);
     const gateway = GatewayConfig.parse({ plans: { plus: limits, pro: limits, enterprise: limits } });
     // The clock in February 2025: January has closed and is within retention.
-    const service = createUsageService({
-      settings: { host: "127.0.0.1", port: 0, internalSecret: secret, retentionDays: 400 },
+    const service = benchUsageService({
       gateway,
       bus,
       db,
@@ -175,7 +174,8 @@ async function main(): Promise<void> {
     const page = JSON.parse(logs.body) as { next_cursor: string };
     const next = await time(`/v1/logs?workspace_id=${WORKSPACE}&limit=100&cursor=${page.next_cursor}`);
     const everyone = await time("/v1/logs?limit=100");
-    const one = await time("/v1/logs/req_14_1234");
+    // A record from the middle of the month, one a small seed also has.
+    const one = await time(`/v1/logs/req_14_${Math.min(1234, Math.ceil(total / DAYS))}`);
     console.log(
       `logs: a page of 100 ${logs.ms.toFixed(1)} ms, the next ${next.ms.toFixed(1)} ms, all workspaces ${everyone.ms.toFixed(1)} ms; one record by id ${one.ms.toFixed(1)} ms`,
     );

@@ -19,8 +19,7 @@ import { parseArgs } from "node:util";
 import { createNatsBus, removeNatsNamespace } from "@gw/bus";
 import { MAX_USAGE_BATCH, usageBatchId } from "@gw/contracts";
 import { createLogger } from "@gw/logger";
-import { createUsageService } from "../src/service";
-import { benchDatabase } from "./bench-db";
+import { benchDatabase, benchSecret as secret, benchUsageService } from "./bench-db";
 import { benchRecords } from "./records";
 
 const { values: args } = parseArgs({
@@ -43,7 +42,6 @@ const total = Math.round(rate * seconds);
 if (!(rate > 0 && seconds > 0 && perMessage >= 1 && perMessage <= MAX_USAGE_BATCH)) {
   throw new Error(`--rate and --seconds must be positive, --per-message from 1 to ${MAX_USAGE_BATCH}`);
 }
-const secret = "usage-bench-internal-secret-0123456789";
 const logger = createLogger({ service: "usage-trickle", level: "warn" });
 const now = Number(args.now ?? Date.now());
 // Two trickles of `total`: the first warms the service's code (as the live bench's warm-up does), the second is measured.
@@ -84,8 +82,7 @@ async function main(): Promise<void> {
   const { db, drop } = await benchDatabase(args.database, "gw_usage_trickle", "gw-usage-trickle");
   const namespace = `trickle${Date.now().toString(36)}`;
   const bus = await createNatsBus({ url: args.nats, secret, namespace, logger, name: "usage-trickle" });
-  const service = createUsageService({
-    settings: { host: "127.0.0.1", port: 0, internalSecret: secret, retentionDays: 400 },
+  const service = benchUsageService({
     gateway,
     bus,
     db,
