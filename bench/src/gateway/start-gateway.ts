@@ -1,3 +1,5 @@
+import { existsSync } from "node:fs";
+import { join } from "node:path";
 import { testRedisUrl } from "@gw/testkit";
 import { adminClient, startTestMesh } from "../../../test/e2e/harness";
 
@@ -38,7 +40,7 @@ export interface GatewayOptions {
  */
 export async function startGateway(options: GatewayOptions): Promise<BenchGateway> {
   const mesh = await startTestMesh(
-    configYaml(options.upstreamURL, options.root === undefined),
+    configYaml(options.upstreamURL, options.root === undefined || acceptsPrices(options.root)),
     {
       BENCH_UPSTREAM_KEY: options.upstreamKey,
       REDIS_URL: await testRedisUrl(),
@@ -56,6 +58,14 @@ export async function startGateway(options: GatewayOptions): Promise<BenchGatewa
     await mesh.stop();
     throw err;
   }
+}
+
+/**
+ * Whether a baseline checkout's config takes a model's price (@gw/pricing came with the field): both
+ * meshes then run one configuration, and the ledger of each prices what it records.
+ */
+function acceptsPrices(root: string): boolean {
+  return existsSync(join(root, "packages/pricing/package.json"));
 }
 
 /** Limits far above anything the benchmark sends, so a rate limiter never shapes the numbers. */
