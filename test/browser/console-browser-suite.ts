@@ -616,7 +616,12 @@ export function consoleBrowserSuite(name: TargetName): void {
             .filter({ has: page.locator("dt", { hasText: new RegExp(`^${term}$`) }) })
             .locator("dd")
             .first();
+        // When the attempt that saw the request began: a reload on a loaded machine can take a
+        // second, and that is the browser's time, not how late the ledger had the request.
+        let overviewTried = 0;
+        let logsTried = 0;
         const requestCount = async () => {
+          overviewTried = Date.now();
           await page.reload();
           await heading(page, "Overview").waitFor();
           await settled(page);
@@ -625,6 +630,7 @@ export function consoleBrowserSuite(name: TargetName): void {
         };
         const logged = logsTab.getByRole("link", { name: requestLink(flowRequest) });
         const inLogs = async () => {
+          logsTried = Date.now();
           await logsTab.reload();
           await heading(logsTab, "Logs").waitFor();
           await settled(logsTab);
@@ -634,11 +640,11 @@ export function consoleBrowserSuite(name: TargetName): void {
           expect
             .poll(requestCount, { timeout: deadline - Date.now(), interval: 100 })
             .toBe(1)
-            .then(() => Date.now()),
+            .then(() => overviewTried),
           expect
             .poll(inLogs, { timeout: deadline - Date.now(), interval: 100 })
             .toBe(1)
-            .then(() => Date.now()),
+            .then(() => logsTried),
         ]);
         expect(seenInOverview).toBeLessThanOrEqual(deadline);
         expect(seenInLogs).toBeLessThanOrEqual(deadline);
