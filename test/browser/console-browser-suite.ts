@@ -617,7 +617,8 @@ export function consoleBrowserSuite(name: TargetName): void {
             .locator("dd")
             .first();
         // When the attempt that saw the request began: a reload on a loaded machine can take a
-        // second, and that is the browser's time, not how late the ledger had the request.
+        // second, and that is the browser's time, not how late the ledger had the request. The poll
+        // makes one more attempt after its timeout; the checks below refuse one begun past the deadline.
         let overviewTried = 0;
         let logsTried = 0;
         const requestCount = async () => {
