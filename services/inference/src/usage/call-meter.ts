@@ -49,12 +49,14 @@ export class CallMeter {
 
   /** Usage as reported; a later report of a stream (Anthropic's `message_delta`) updates the parts it names. */
   tokens(usage: TokenUsage): void {
+    // Field by field rather than a loop over the names: each lookup then has one shape to meet.
     this.usage ??= {};
     const into = this.usage;
-    for (const name of tokenFields) {
-      const value = usage[name];
-      if (typeof value === "number" && Number.isInteger(value) && value >= 0) into[name] = value;
-    }
+    if (isCount(usage.input_tokens)) into.input_tokens = usage.input_tokens;
+    if (isCount(usage.output_tokens)) into.output_tokens = usage.output_tokens;
+    if (isCount(usage.cached_input_tokens)) into.cached_input_tokens = usage.cached_input_tokens;
+    if (isCount(usage.cache_write_tokens)) into.cache_write_tokens = usage.cache_write_tokens;
+    if (isCount(usage.reasoning_tokens)) into.reasoning_tokens = usage.reasoning_tokens;
   }
 
   unit(name: keyof UsageUnits, value: number): void {
@@ -70,7 +72,17 @@ export class CallMeter {
     if (this.attempts > 0) out.attempts = this.attempts;
     if (this.attempts > 0) out.upstream_ms = round(this.upstreamMs);
     if (this.ttftMs !== undefined) out.ttft_ms = round(this.ttftMs);
-    if (this.usage && Object.keys(this.usage).length > 0) out.usage = this.usage;
+    const usage = this.usage;
+    if (
+      usage &&
+      (usage.input_tokens !== undefined ||
+        usage.output_tokens !== undefined ||
+        usage.cached_input_tokens !== undefined ||
+        usage.cache_write_tokens !== undefined ||
+        usage.reasoning_tokens !== undefined)
+    ) {
+      out.usage = usage;
+    }
     if (this.units) out.units = this.units;
     return out;
   }
@@ -80,13 +92,9 @@ function round(ms: number): number {
   return Math.round(ms * 1000) / 1000;
 }
 
-const tokenFields = [
-  "input_tokens",
-  "output_tokens",
-  "cached_input_tokens",
-  "cache_write_tokens",
-  "reasoning_tokens",
-] as const satisfies readonly (keyof TokenUsage)[];
+function isCount(value: unknown): value is number {
+  return typeof value === "number" && Number.isInteger(value) && value >= 0;
+}
 
 interface OpenAIUsageLike {
   prompt_tokens?: number | null;

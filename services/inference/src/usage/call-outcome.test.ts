@@ -1,6 +1,6 @@
 import { type CallOutcome, internalHeaders } from "@gw/contracts";
 import { readCallOutcome } from "@gw/service-kit";
-import { startAnthropicUpstream, startMistralUpstream, startOpenAIUpstream, type UpstreamEmulator } from "@gw/testkit";
+import { freePort, startAnthropicUpstream, startMistralUpstream, startOpenAIUpstream, type UpstreamEmulator } from "@gw/testkit";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { multipart, type RawAnswer, sseData, startRouteTestService, type RouteTestService } from "../routes/route-test-service";
 
@@ -19,14 +19,18 @@ beforeAll(async () => {
   openai = await startOpenAIUpstream({ apiKey: "sk-oa" });
   anthropic = await startAnthropicUpstream({ apiKey: "sk-ant" });
   mistral = await startMistralUpstream({ apiKey: "sk-mi" });
+  // Nothing listens there: every call to it fails before an answer.
+  const closed = await freePort();
   service = await startRouteTestService({
     upstreams: {
       oa: { kind: "openai", url: openai.url, key: "sk-oa", maxRetries: 1 },
       ant: { kind: "anthropic", url: anthropic.url, key: "sk-ant" },
       mi: { kind: "mistral", url: mistral.url, key: "sk-mi" },
+      down: { kind: "openai", url: `http://127.0.0.1:${closed}`, key: "sk-down", maxRetries: 0 },
     },
     models: {
       gpt: { type: "chat", provider: "oa", model: "gpt-4o-mini" },
+      unreachable: { type: "chat", provider: "down", model: "gpt-4o-mini" },
       claude: { type: "chat", provider: "ant", model: "claude-sonnet-4-5" },
       embed: { type: "embedding", provider: "oa", model: "text-embedding-3-small" },
       image: { type: "image", provider: "oa", model: "gpt-image-1" },
@@ -111,6 +115,18 @@ describe("when a chat call is answered by an OpenAI-kind upstream", () => {
     expect(outcome).toMatchObject({ provider: "oa", attempts: 1 });
     expect(outcome.usage).toBeUndefined();
     expect(answer.headers[internalHeaders.errorType]).toBe((JSON.parse(answer.text) as { error: { type: string } }).error.type);
+  });
+});
+
+describe("when the upstream cannot be reached", () => {
+  it("then the outcome still counts the attempt and the time it took, with no usage", async () => {
+    const answer = await service.post("/v1/chat/completions", { model: "unreachable", messages });
+    expect(answer.status).toBeGreaterThanOrEqual(500);
+    const outcome = outcomeOf(answer);
+    expect(outcome).toMatchObject({ provider: "down", upstream_model: "gpt-4o-mini", attempts: 1 });
+    // A refused connection still takes some microseconds: the failed attempt's time is counted.
+    expect(outcome.upstream_ms).toBeGreaterThan(0);
+    expect(outcome.usage).toBeUndefined();
   });
 });
 
