@@ -10,6 +10,7 @@ describe("parseFlags", () => {
       out: "bench/results/latest.json",
       comparePortkey: false,
       scenarios: [],
+      baselineFirst: false,
       built: false,
       help: false,
     });
@@ -24,6 +25,7 @@ describe("parseFlags", () => {
       out: "/tmp/x.json",
       comparePortkey: false,
       scenarios: [],
+      baselineFirst: false,
       built: false,
       help: false,
     });
@@ -39,6 +41,12 @@ describe("parseFlags", () => {
     });
     expect(parseFlags(["--baseline=../gw-base"]).baseline).toBe("../gw-base");
     expect("baseline" in parseFlags([])).toBe(false);
+  });
+
+  it("when --baseline-first is given with --baseline, then the baseline starts first; without --baseline, then it is refused", () => {
+    expect(parseFlags(["--baseline", "/tmp/gw-base", "--baseline-first"]).baselineFirst).toBe(true);
+    expect(parseFlags(["--baseline", "/tmp/gw-base"]).baselineFirst).toBe(false);
+    expect(() => parseFlags(["--baseline-first"])).toThrow("--baseline-first: only with --baseline");
   });
 
   it("when --built is given, then this tree's services are to run from their bundles; with --baseline too, both are kept", () => {

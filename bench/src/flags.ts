@@ -19,6 +19,12 @@ export interface BenchFlags {
    */
   baseline?: string;
   /**
+   * With --baseline: the baseline's mesh starts before this tree's. Identical code has read up to
+   * 15 µs a request apart by which mesh it ran in; runs that alternate the order average that out
+   * (bench:runs summarises them).
+   */
+  baselineFirst: boolean;
+  /**
    * This tree's services run from their bundles (`pnpm build` first), as the images run them, not
    * from their sources through tsx. With --baseline naming this same tree, one run measures both.
    */
@@ -33,6 +39,7 @@ export const defaultFlags: Readonly<BenchFlags> = {
   out: "bench/results/latest.json",
   comparePortkey: false,
   scenarios: [],
+  baselineFirst: false,
   built: false,
   help: false,
 };
@@ -51,6 +58,8 @@ export const usage = `usage: tsx bench/src/main.ts [options]
   --baseline DIR another checkout of this repository, installed (git worktree add DIR <commit>, then
                  pnpm install --frozen-lockfile in DIR): its services run as a second mesh on the same
                  upstream, and one-in-flight and spaced measure direct, gateway and baseline interleaved
+  --baseline-first
+                 start the baseline's mesh before this tree's (with --baseline); alternate it between runs
   --built        run this tree's services from their bundles (pnpm build, then node --enable-source-maps
                  services/<name>/dist/main.js, as the images do) instead of through tsx; with --baseline .
                  the baseline is this same tree through tsx, so one run compares the two
@@ -70,6 +79,7 @@ export function parseFlags(argv: readonly string[]): BenchFlags {
       "compare-portkey": { type: "boolean" },
       scenarios: { type: "string" },
       baseline: { type: "string" },
+      "baseline-first": { type: "boolean" },
       built: { type: "boolean" },
       help: { type: "boolean", short: "h" },
     },
@@ -77,6 +87,7 @@ export function parseFlags(argv: readonly string[]): BenchFlags {
   const out = values.out ?? defaultFlags.out;
   if (out.trim() === "") throw new Error("--out: expected a file path");
   if (values.baseline !== undefined && values.baseline.trim() === "") throw new Error("--baseline: expected the directory of another checkout");
+  if (values["baseline-first"] && values.baseline === undefined) throw new Error("--baseline-first: only with --baseline");
   return {
     requests: integer("requests", values.requests, defaultFlags.requests, 1),
     warmup: integer("warmup", values.warmup, defaultFlags.warmup, 0),
@@ -89,6 +100,7 @@ export function parseFlags(argv: readonly string[]): BenchFlags {
       .filter((n) => n !== ""),
     // Absent unless given, so runs without it report exactly what they always did.
     ...(values.baseline === undefined ? {} : { baseline: values.baseline }),
+    baselineFirst: values["baseline-first"] ?? false,
     built: values.built ?? false,
     help: values.help ?? false,
   };

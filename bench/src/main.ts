@@ -114,26 +114,33 @@ async function main(argv: readonly string[]): Promise<number> {
     const upstream = await upstreamStart;
 
     if (cleanup.stopping) throw new Error("interrupted");
-    progress("starting the mesh (one process per service, Postgres, Redis, NATS)");
-    const gatewayStart = startGateway({ upstreamURL: upstream.url, upstreamKey, serviceEnv: serviceEnv(breakdownPrefix), built: flags.built });
-    cleanup.add("mesh", () => stopMesh(gatewayStart, "services"));
-    const gateway = await gatewayStart;
-    if (cleanup.stopping) throw new Error("interrupted");
+    const startThisMesh = async (): Promise<BenchGateway> => {
+      progress("starting the mesh (one process per service, Postgres, Redis, NATS)");
+      const gatewayStart = startGateway({ upstreamURL: upstream.url, upstreamKey, serviceEnv: serviceEnv(breakdownPrefix), built: flags.built });
+      cleanup.add("mesh", () => stopMesh(gatewayStart, "services"));
+      const started = await gatewayStart;
+      if (cleanup.stopping) throw new Error("interrupted");
+      return started;
+    };
 
     let baseline: BaselineMesh | undefined;
     let stopBaseline: Promise<void> | undefined;
     let stopBaselineNow: (() => Promise<void>) | undefined;
-    if (checkout) {
+    const startBaselineMesh = async (from: BaselineCheckout): Promise<BaselineMesh> => {
       // The same upstream and configuration, its own database, NATS namespace, Redis prefix and
       // ports; only the environment the mesh needs (an older checkout may not know newer variables).
-      progress(`starting the baseline mesh: ${describeBaseline(checkout)}`);
-      const baselineStart = startGateway({ upstreamURL: upstream.url, upstreamKey, serviceEnv: serviceEnv(undefined), root: checkout.dir });
+      progress(`starting the baseline mesh: ${describeBaseline(from)}`);
+      const baselineStart = startGateway({ upstreamURL: upstream.url, upstreamKey, serviceEnv: serviceEnv(undefined), root: from.dir });
       cleanup.add("baseline mesh", () => (stopBaseline ??= stopMesh(baselineStart, "baseline services")));
       stopBaselineNow = () => (stopBaseline ??= stopMesh(baselineStart, "baseline services"));
       const started = await baselineStart;
       if (cleanup.stopping) throw new Error("interrupted");
-      baseline = { ...checkout, gateway: started, processes: baselineProcesses(started.pids), chat: gatewayChatTarget(started) };
-    }
+      return { ...from, gateway: started, processes: baselineProcesses(started.pids), chat: gatewayChatTarget(started) };
+    };
+    // One after the other, never together: a mesh's start is CPU-bound, and each waits for its own.
+    if (checkout && flags.baselineFirst) baseline = await startBaselineMesh(checkout);
+    const gateway = await startThisMesh();
+    if (checkout && !flags.baselineFirst) baseline = await startBaselineMesh(checkout);
 
     const ctx: BenchContext = {
       flags,
@@ -183,7 +190,7 @@ async function main(argv: readonly string[]): Promise<number> {
         comparePortkey: flags.comparePortkey,
         ...(flags.built ? { built: true } : {}),
         scenarios: chosen.map((s) => s.name),
-        ...(checkout ? { baseline: checkout.dir } : {}),
+        ...(checkout ? { baseline: checkout.dir, baselineFirst: flags.baselineFirst } : {}),
       },
       setup: {
         mesh: "one process per service",

@@ -1,6 +1,7 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
+import { defaultFlags } from "../flags";
 import { benchModel } from "../gateway/start-gateway";
 import type { RequestTarget } from "../http-client";
 import type { ScenarioResult } from "../scenarios/scenario";
@@ -34,7 +35,7 @@ describe("measurePortkeyOneInFlight", () => {
     const total = () => Object.values(seen).reduce((a, b) => a + b, 0);
 
     const result: ScenarioResult = await measurePortkeyOneInFlight({
-      flags: { requests: 20, warmup: 10, block: 5, out: "", comparePortkey: true, scenarios: [], built: false, help: false },
+      flags: { ...defaultFlags, requests: 20, warmup: 10, block: 5, out: "", comparePortkey: true },
       upstream: { url: `${origin}/v1`, pid: process.pid, answered: async () => total() } as never,
       processes: {},
       chat: { direct: target("direct"), gateway: target("gateway") },
