@@ -1,5 +1,6 @@
 import { readFileSync } from "node:fs";
 import { pathToFileURL } from "node:url";
+import type { BaselineComparison } from "./baseline/baseline-report";
 import { renderTable, type Table } from "./report";
 
 /**
@@ -17,10 +18,8 @@ import { renderTable, type Table } from "./report";
 /** The services on a request's path, and the ledger's own (usage); the rest idle in this scenario. */
 const onPath = ["inference", "ingress", "usage"] as const;
 
-interface MeshCpu {
-  [service: string]: number;
-  total: number;
-}
+/** One mesh's services and their total, µs per request, as the run's report holds them. */
+type MeshCpu = BaselineComparison["servicesCpuMicrosPerRequest"]["gateway"];
 
 /** What one run says, µs per request: this tree's mesh minus the baseline's, and the baseline's own. */
 export interface RunFigures {
@@ -48,13 +47,8 @@ export function runFigures(source: string, report: unknown): RunFigures {
     baseline?: { commit?: string };
     scenarios?: Record<string, unknown>;
   };
-  const run = r.scenarios?.["one-in-flight"] as
-    | {
-        gatewayMinusBaselineMs?: { p50: number };
-        servicesCpuMicrosPerRequest?: { gateway: MeshCpu; baseline: MeshCpu };
-        wholeRunServicesCpuMicrosPerRequest?: { gateway: MeshCpu; baseline: MeshCpu };
-      }
-    | undefined;
+  // A report without a baseline (or from before these fields) lacks them: checked below.
+  const run = r.scenarios?.["one-in-flight"] as Partial<BaselineComparison> | undefined;
   const block = run?.servicesCpuMicrosPerRequest;
   const whole = run?.wholeRunServicesCpuMicrosPerRequest;
   if (!run?.gatewayMinusBaselineMs || !block || !whole) throw new Error(`${source}: no one-in-flight run against a --baseline`);
@@ -73,12 +67,12 @@ export function runFigures(source: string, report: unknown): RunFigures {
 }
 
 function pathSum(cpu: MeshCpu): number {
-  return onPath.reduce((sum, name) => sum + (cpu[name] ?? 0), 0);
+  return onPath.reduce((sum, name) => sum + cpu[name], 0);
 }
 
 function differences(gateway: MeshCpu, baseline: MeshCpu): Record<string, number> {
   const out: Record<string, number> = {};
-  for (const name of Object.keys(gateway)) out[name] = (gateway[name] ?? 0) - (baseline[name] ?? 0);
+  for (const name of Object.keys(gateway) as (keyof MeshCpu)[]) out[name] = gateway[name] - (baseline[name] ?? 0);
   out.onPath = pathSum(gateway) - pathSum(baseline);
   return out;
 }
