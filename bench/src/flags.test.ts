@@ -12,6 +12,7 @@ describe("parseFlags", () => {
       scenarios: [],
       baselineFirst: false,
       built: false,
+      baselineBuilt: false,
       help: false,
     });
     expect(parseFlags([])).toEqual(defaultFlags);
@@ -27,6 +28,7 @@ describe("parseFlags", () => {
       scenarios: [],
       baselineFirst: false,
       built: false,
+      baselineBuilt: false,
       help: false,
     });
     expect(parseFlags(["--scenarios", "capacity, open-loop"]).scenarios).toEqual(["capacity", "open-loop"]);
@@ -53,6 +55,12 @@ describe("parseFlags", () => {
     expect(parseFlags(["--built"]).built).toBe(true);
     expect(parseFlags(["--built", "--baseline", "."])).toMatchObject({ built: true, baseline: "." });
     expect(() => parseFlags(["--built=yes"])).toThrow(/--built/);
+  });
+
+  it("when --baseline-built is given with --baseline, then the baseline is to be built and run bundled; without --baseline, then it is refused", () => {
+    expect(parseFlags(["--baseline", "/tmp/gw-base", "--baseline-built", "--built"])).toMatchObject({ baselineBuilt: true, built: true });
+    expect(parseFlags(["--baseline", "/tmp/gw-base"]).baselineBuilt).toBe(false);
+    expect(() => parseFlags(["--baseline-built"])).toThrow("--baseline-built: only with --baseline");
   });
 
   it.each([

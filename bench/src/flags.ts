@@ -29,6 +29,11 @@ export interface BenchFlags {
    * from their sources through tsx. With --baseline naming this same tree, one run measures both.
    */
   built: boolean;
+  /**
+   * With --baseline: the baseline's services run from their bundles too (its `pnpm build` first).
+   * With --built, both meshes then run what the images run.
+   */
+  baselineBuilt: boolean;
   help: boolean;
 }
 
@@ -41,6 +46,7 @@ export const defaultFlags: Readonly<BenchFlags> = {
   scenarios: [],
   baselineFirst: false,
   built: false,
+  baselineBuilt: false,
   help: false,
 };
 
@@ -63,6 +69,9 @@ export const usage = `usage: tsx bench/src/main.ts [options]
   --built        run this tree's services from their bundles (pnpm build, then node --enable-source-maps
                  services/<name>/dist/main.js, as the images do) instead of through tsx; with --baseline .
                  the baseline is this same tree through tsx, so one run compares the two
+  --baseline-built
+                 build the baseline checkout (its pnpm build) and run its services from their bundles;
+                 with --built, both meshes run as the images do
   --help         this text`;
 
 /** Parses argv (without node and script); throws an Error naming the bad flag. */
@@ -81,6 +90,7 @@ export function parseFlags(argv: readonly string[]): BenchFlags {
       baseline: { type: "string" },
       "baseline-first": { type: "boolean" },
       built: { type: "boolean" },
+      "baseline-built": { type: "boolean" },
       help: { type: "boolean", short: "h" },
     },
   });
@@ -88,6 +98,7 @@ export function parseFlags(argv: readonly string[]): BenchFlags {
   if (out.trim() === "") throw new Error("--out: expected a file path");
   if (values.baseline !== undefined && values.baseline.trim() === "") throw new Error("--baseline: expected the directory of another checkout");
   if (values["baseline-first"] && values.baseline === undefined) throw new Error("--baseline-first: only with --baseline");
+  if (values["baseline-built"] && values.baseline === undefined) throw new Error("--baseline-built: only with --baseline");
   return {
     requests: integer("requests", values.requests, defaultFlags.requests, 1),
     warmup: integer("warmup", values.warmup, defaultFlags.warmup, 0),
@@ -102,6 +113,7 @@ export function parseFlags(argv: readonly string[]): BenchFlags {
     ...(values.baseline === undefined ? {} : { baseline: values.baseline }),
     baselineFirst: values["baseline-first"] ?? false,
     built: values.built ?? false,
+    baselineBuilt: values["baseline-built"] ?? false,
     help: values.help ?? false,
   };
 }

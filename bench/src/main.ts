@@ -3,7 +3,14 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { baselineProcesses, describeBaseline, readBaselineCheckout, type BaselineCheckout, type BaselineMesh } from "./baseline/baseline-checkout";
+import {
+  baselineProcesses,
+  buildBaselineCheckout,
+  describeBaseline,
+  readBaselineCheckout,
+  type BaselineCheckout,
+  type BaselineMesh,
+} from "./baseline/baseline-checkout";
 import { Cleanup } from "./cleanup";
 import { parseFlags, usage, type BenchFlags } from "./flags";
 import { buildServices } from "../../scripts/build";
@@ -102,6 +109,10 @@ async function main(argv: readonly string[]): Promise<number> {
       progress("building the services (pnpm build)");
       await buildServices();
     }
+    if (checkout && flags.baselineBuilt) {
+      progress(`building the baseline's services (pnpm build in ${checkout.dir})`);
+      await buildBaselineCheckout(checkout);
+    }
     const upstreamKey = `sk-bench-${randomBytes(12).toString("hex")}`;
     // Each teardown is registered before its start finishes: an interrupt during start-up then
     // waits for the start and stops what it started, instead of leaving processes behind.
@@ -130,7 +141,13 @@ async function main(argv: readonly string[]): Promise<number> {
       // The same upstream and configuration, its own database, NATS namespace, Redis prefix and
       // ports; only the environment the mesh needs (an older checkout may not know newer variables).
       progress(`starting the baseline mesh: ${describeBaseline(from)}`);
-      const baselineStart = startGateway({ upstreamURL: upstream.url, upstreamKey, serviceEnv: serviceEnv(undefined), root: from.dir });
+      const baselineStart = startGateway({
+        upstreamURL: upstream.url,
+        upstreamKey,
+        serviceEnv: serviceEnv(undefined),
+        root: from.dir,
+        built: flags.baselineBuilt,
+      });
       cleanup.add("baseline mesh", () => (stopBaseline ??= stopMesh(baselineStart, "baseline services")));
       stopBaselineNow = () => (stopBaseline ??= stopMesh(baselineStart, "baseline services"));
       const started = await baselineStart;
@@ -190,7 +207,7 @@ async function main(argv: readonly string[]): Promise<number> {
         comparePortkey: flags.comparePortkey,
         ...(flags.built ? { built: true } : {}),
         scenarios: chosen.map((s) => s.name),
-        ...(checkout ? { baseline: checkout.dir, baselineFirst: flags.baselineFirst } : {}),
+        ...(checkout ? { baseline: checkout.dir, baselineFirst: flags.baselineFirst, ...(flags.baselineBuilt ? { baselineBuilt: true } : {}) } : {}),
       },
       setup: {
         mesh: "one process per service",
@@ -212,7 +229,7 @@ async function main(argv: readonly string[]): Promise<number> {
     const header = [
       renderHeader(machine),
       `services ${servicesRun(flags.built)}`,
-      ...(checkout ? [`${describeBaseline(checkout)}, ${servicesRun(false)}`] : []),
+      ...(checkout ? [`${describeBaseline(checkout)}, ${servicesRun(flags.baselineBuilt)}`] : []),
     ].join("\n");
     process.stdout.write(`\n${header}\n\n${sections.join("\n\n")}\n\nresults: ${out}\n`);
     return 0;
@@ -226,7 +243,7 @@ async function main(argv: readonly string[]): Promise<number> {
   }
 }
 
-/** How a mesh's services run: their bundles (--built) or their sources through tsx (always so for the baseline). */
+/** How a mesh's services run: their bundles (--built, --baseline-built) or their sources through tsx. */
 function servicesRun(built: boolean): string {
   return built ? "bundled (pnpm build; node --enable-source-maps dist/main.js)" : "TypeScript sources through tsx";
 }

@@ -1,6 +1,7 @@
-import { execFileSync } from "node:child_process";
+import { execFile, execFileSync } from "node:child_process";
 import { existsSync, statSync } from "node:fs";
 import { join, resolve } from "node:path";
+import { promisify } from "node:util";
 import { meshServices } from "../../../services/embedded/src/mesh-processes";
 import type { BenchGateway } from "../gateway/start-gateway";
 import type { RequestTarget } from "../http-client";
@@ -61,6 +62,16 @@ export function readBaselineCheckout(raw: string, git: GitRunner = runGit): Base
     commit: git(dir, ["rev-parse", "--short", "HEAD"]) ?? "unknown",
     dirty: (git(dir, ["status", "--porcelain"]) ?? "") !== "",
   };
+}
+
+/**
+ * Builds the checkout's bundles with its own build script and dependencies (its `pnpm build`), so
+ * its services can run as the images run them (--baseline-built).
+ */
+export async function buildBaselineCheckout(checkout: BaselineCheckout): Promise<void> {
+  const script = join(checkout.dir, "scripts", "build.ts");
+  if (!existsSync(script)) throw new Error(`--baseline-built: ${checkout.dir} has no scripts/build.ts to build its services with`);
+  await promisify(execFile)(join(checkout.dir, "node_modules", ".bin", "tsx"), [script], { cwd: checkout.dir, maxBuffer: 16 << 20 });
 }
 
 /** One line for the run's header, beside this tree's commit. */
