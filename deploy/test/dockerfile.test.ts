@@ -2,6 +2,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { join, relative } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { serviceEntries, shipped } from "../../scripts/build";
+import { serviceNodeFlags } from "../../services/embedded/src/mesh-processes";
 import { consoleMigrations, consoleWebDist } from "../../services/console/src/service";
 import { chain, dockerfile, dockerfileSource as source, execForm, imageCommand, imageCopies, keyword, stage, stages } from "./dockerfile-image";
 import { deployDir, kustomize, repoDir } from "./kustomize";
@@ -65,9 +66,13 @@ describe("deploy/Dockerfile", () => {
       expect(user.split(":")[0]).not.toMatch(/^(0|root)$/);
       expect(user.split(":")[0]).toMatch(/^\d+$/); // numeric, so runAsNonRoot can verify it
       expect(execForm(last("ENTRYPOINT")?.getArgumentsContent() ?? ""), "ENTRYPOINT in exec form").toEqual(["node", "--enable-source-maps"]);
-      expect(execForm(last("CMD")?.getArgumentsContent() ?? ""), "CMD in exec form").toHaveLength(1);
-      const [node, flag, entry, ...rest] = imageCommand(name);
-      expect([node, flag, rest]).toEqual(["node", "--enable-source-maps", []]);
+      // The service's own Node options (the mesh starts it with the same), then its bundle.
+      const nodeFlags = serviceNodeFlags[name as Service] ?? [];
+      expect(execForm(last("CMD")?.getArgumentsContent() ?? ""), "CMD in exec form").toHaveLength(nodeFlags.length + 1);
+      const [node, flag, ...rest] = imageCommand(name);
+      expect([node, flag, rest.slice(0, nodeFlags.length)]).toEqual(["node", "--enable-source-maps", nodeFlags]);
+      const [entry, ...after] = rest.slice(nodeFlags.length);
+      expect(after).toEqual([]);
       expectBuiltEntry(entry ?? "", name as Service, "main");
       // The migration entry the comment offers for an init container is built too.
       const migrate = /CMD \["(\/app\/services\/[a-z]+\/dist\/migrate\.js)"\]/.exec(

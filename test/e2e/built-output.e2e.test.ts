@@ -14,13 +14,13 @@ import { adminClient, eventually, startTestMesh, type RunningMesh } from "./harn
 
 /**
  * What `pnpm build` makes, run as the images run it: `node --enable-source-maps
- * services/<name>/dist/<entry>.js`, with no tsx and no TypeScript loader anywhere. The five services
+ * services/<name>/dist/<entry>.js`, with no tsx and no TypeScript loader anywhere. The six services
  * run from the files their images hold, laid out from deploy/Dockerfile's COPY lines (no node_modules
  * but the console's password add-on in its dist/, no sources), in a folder with no node_modules
  * above it; the embedded default, which has no image, from the checkout.
  */
 const root = repoRoot();
-const meshImages = ["ingress", "inference", "tools", "jobs", "console"] as const;
+const meshImages = ["ingress", "inference", "tools", "jobs", "usage", "console"] as const;
 let app: string;
 const dist = (service: string, entry = "main", at = root) => join(at, "services", service, "dist", `${entry}.js`);
 const UPSTREAM_KEY = "sk-built-upstream";
@@ -161,7 +161,7 @@ describe("pnpm build", () => {
   });
 });
 
-describe("when the five services run from their images' files", () => {
+describe("when the six services run from their images' files", () => {
   let gw: RunningMesh | undefined;
 
   afterAll(async () => {

@@ -6,6 +6,15 @@ import { repoRoot } from "@gw/config";
 export const meshServices = ["inference", "tools", "jobs", "usage", "console", "ingress"] as const;
 export type MeshServiceName = (typeof meshServices)[number];
 
+/**
+ * Node's own options a service runs with, on its command line (V8's are refused in NODE_OPTIONS);
+ * its image's CMD carries the same (deploy/Dockerfile). The usage service works in bursts, a batch
+ * of records now and then, and between them V8's memory reducer would run full collections to shrink
+ * a heap the next batch grows again: at a light load that cost it about as much CPU as the records
+ * themselves (docs/usage-ledger.md).
+ */
+export const serviceNodeFlags: Partial<Record<MeshServiceName, readonly string[]>> = { usage: ["--no-memory-reducer"] };
+
 export interface MeshPorts {
   public: number;
   admin: number;
@@ -69,10 +78,11 @@ export function spawnMesh(options: MeshOptions): Mesh {
     GATEWAY_PUBLIC_URL: options.env.GATEWAY_PUBLIC_URL ?? `http://127.0.0.1:${ports.public}`,
   };
   const root = options.root ?? repoRoot();
+  // In the order its image gives them (ENTRYPOINT, then CMD).
   const entry = (name: MeshServiceName) =>
     options.built
-      ? ["--enable-source-maps", join(root, "services", name, "dist", "main.js")]
-      : ["--import", "tsx", join(root, "services", name, "src", "main.ts")];
+      ? ["--enable-source-maps", ...(serviceNodeFlags[name] ?? []), join(root, "services", name, "dist", "main.js")]
+      : [...(serviceNodeFlags[name] ?? []), "--import", "tsx", join(root, "services", name, "src", "main.ts")];
   const start = (name: MeshServiceName) =>
     spawn(process.execPath, entry(name), {
       cwd: root,
