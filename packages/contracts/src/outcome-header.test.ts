@@ -65,9 +65,20 @@ describe("the x-gw-outcome header", () => {
 
   it("encodes every name right however many it has seen (the kept encodings are bounded)", () => {
     for (let n = 0; n < 2_500; n++) {
-      const outcome = { provider: `p ${n}&`, upstream_model: `m/${n % 7}=%` };
+      const outcome = { provider: `p ${n % 1_300}&`, upstream_model: `m/${n % 7}=%` };
       expect(parseCallOutcomeText(formatCallOutcome(outcome))).toEqual(outcome);
     }
+  });
+
+  it("writes a provider and upstream model it has kept as it wrote them first, beside the other fields", () => {
+    const first = formatCallOutcome({ provider: "openai", upstream_model: "gpt-4o-mini", attempts: 1, usage: { input_tokens: 3 } });
+    expect(first).toBe("p=openai&um=gpt-4o-mini&a=1&in=3");
+    expect(formatCallOutcome({ provider: "openai", upstream_model: "gpt-4o-mini", attempts: 2 })).toBe("p=openai&um=gpt-4o-mini&a=2");
+    expect(formatCallOutcome({ provider: "openai", upstream_model: "gpt-4o", attempts: 1 })).toBe("p=openai&um=gpt-4o&a=1");
+    // With the model shown, or a name missing, the names are joined as they come.
+    expect(formatCallOutcome({ model: "m", provider: "openai", upstream_model: "gpt-4o" })).toBe("m=m&p=openai&um=gpt-4o");
+    expect(formatCallOutcome({ upstream_model: "gpt-4o", attempts: 1 })).toBe("um=gpt-4o&a=1");
+    expect(formatCallOutcome({ attempts: 1, upstream_ms: 2.5 })).toBe("a=1&ums=2.5");
   });
 
   it("leaves absent fields absent", () => {

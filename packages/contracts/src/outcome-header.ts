@@ -11,10 +11,7 @@ import { type CallOutcome, type TokenUsage, type UsageUnits, usageUnitNames } fr
  * distinct piece of code touched then costs more than its instructions (bench/README.md).
  */
 export function formatCallOutcome(outcome: CallOutcome): string {
-  let text = "";
-  if (outcome.model !== undefined) text += `&m=${encoded(outcome.model)}`;
-  if (outcome.provider !== undefined) text += `&p=${encoded(outcome.provider)}`;
-  if (outcome.upstream_model !== undefined) text += `&um=${encoded(outcome.upstream_model)}`;
+  let text = namesText(outcome.model, outcome.provider, outcome.upstream_model);
   if (outcome.attempts !== undefined) text += `&a=${outcome.attempts}`;
   if (outcome.upstream_ms !== undefined) text += `&ums=${outcome.upstream_ms}`;
   if (outcome.ttft_ms !== undefined) text += `&tt=${outcome.ttft_ms}`;
@@ -33,13 +30,47 @@ export function formatCallOutcome(outcome: CallOutcome): string {
       if (value !== undefined) text += `&u.${name}=${value}`;
     }
   }
-  return text.length > 0 ? text.slice(1) : text;
+  return text.charCodeAt(0) === 0x26 /* & */ ? text.slice(1) : text;
 }
 
 /**
- * Names as the header carries them, kept: they are the configuration's (models, providers, upstream
- * models), so there are few, and each answer otherwise encoded them into new strings again.
+ * The names' pairs (`p=openai&um=gpt-4o-mini`), kept whole per provider and upstream model, the
+ * pair nearly every answer carries: they come from the configuration and the upstreams' answers, so
+ * there are few, and one lookup and one piece cost less than encoding and joining two each time.
+ * Other combinations (the model shown, a name missing) are joined from their encoded names.
  */
+const namesTexts = new Map<string, Map<string, string>>();
+let namesKept = 0;
+const MAX_NAMES_KEPT = 1_000;
+
+function namesText(model: string | undefined, provider: string | undefined, upstreamModel: string | undefined): string {
+  if (model !== undefined || provider === undefined || upstreamModel === undefined) {
+    let text = "";
+    if (model !== undefined) text += `&m=${encoded(model)}`;
+    if (provider !== undefined) text += `&p=${encoded(provider)}`;
+    if (upstreamModel !== undefined) text += `&um=${encoded(upstreamModel)}`;
+    return text;
+  }
+  let byUpstream = namesTexts.get(provider);
+  let text = byUpstream?.get(upstreamModel);
+  if (text === undefined) {
+    if (namesKept >= MAX_NAMES_KEPT) {
+      namesTexts.clear();
+      namesKept = 0;
+      byUpstream = undefined;
+    }
+    if (!byUpstream) {
+      byUpstream = new Map();
+      namesTexts.set(provider, byUpstream);
+    }
+    text = `p=${encoded(provider)}&um=${encoded(upstreamModel)}`;
+    byUpstream.set(upstreamModel, text);
+    namesKept++;
+  }
+  return text;
+}
+
+/** Names encoded for the header, kept: they are the configuration's (models, providers, upstream models), so there are few. */
 const encodedNames = new Map<string, string>();
 const MAX_ENCODED_NAMES = 1_000;
 
