@@ -53,7 +53,7 @@ export function serveRoute(router: IRouter, handlers: RouteHandlers, path: strin
       requestId: res.locals.requestId,
       log: res.locals.log,
       signal,
-      meter: meterOf(res),
+      meter: meterOf(res, path),
       anthropicBeta: req.get("anthropic-beta"),
     };
     await writeAnswer(res, await handler({ body: req.body, contentType: req.headers["content-type"] }, ctx), ctx);

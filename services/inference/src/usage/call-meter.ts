@@ -13,6 +13,8 @@ export class CallMeter {
   requestModel: string | undefined;
   /** Shown in the outcome only where ingress cannot read the model itself (a multipart form). */
   showModel = false;
+  /** The route it was made for, as mounted (the GenAI metrics' operation), so the answer's end need not read the request's path. */
+  route: string | undefined;
   private provider: string | undefined;
   private upstreamModel: string | undefined;
   private attempts = 0;
@@ -138,10 +140,15 @@ export function meterFor(res: Response): CallMeter | undefined {
   return res.locals.callMeter;
 }
 
-/** The call's meter, made on first use. */
-export function meterOf(res: Response): CallMeter {
-  res.locals.callMeter ??= new CallMeter();
-  return res.locals.callMeter;
+/** The call's meter for the route mounted at `route`, made on first use. */
+export function meterOf(res: Response, route?: string): CallMeter {
+  let meter = res.locals.callMeter;
+  if (!meter) {
+    meter = new CallMeter();
+    meter.route = route;
+    res.locals.callMeter = meter;
+  }
+  return meter;
 }
 
 /** Puts the outcome on a JSON or error answer, before its headers leave. */

@@ -1,6 +1,7 @@
 import { GatewayConfig } from "@gw/config";
 import { createPricer } from "@gw/pricing";
 import { createGenAiMetrics, createMetrics } from "@gw/service-kit";
+import type { Request, Response } from "express";
 import { describe, expect, it } from "vitest";
 import { CallMeter } from "./call-meter";
 import { genAiObserver } from "./genai-observer";
@@ -48,5 +49,23 @@ describe("the GenAI observer", () => {
     expect(await sample(metrics, "gw_gen_ai_cost_usd_total", "priced")).toBeCloseTo(2.50725, 12);
     expect(await sample(metrics, "gw_gen_ai_cost_usd_total", "unpriced")).toBeUndefined();
     expect(await sample(metrics, "gen_ai_server_request_duration_seconds_count", "unpriced")).toBe(1);
+  });
+
+  it("when an answer closes, then its call is observed under the route its meter was made for, not the path as the request spelled it", async () => {
+    const metrics = createMetrics("inference", { defaults: false });
+    const observer = genAiObserver(createGenAiMetrics(metrics), createPricer(config));
+    const closed = (path: string, meter: CallMeter) =>
+      observer.onClose({ path } as Request, { locals: { callMeter: meter }, writableFinished: true, statusCode: 200 } as unknown as Response, 12);
+    // Express routes /V1/Chat/Completions/ to /v1/chat/completions; the metrics name the route.
+    const routed = endedCall("priced", { input_tokens: 10, output_tokens: 5 });
+    routed.route = "/v1/chat/completions";
+    closed("/V1/Chat/Completions/", routed);
+    // A meter made without its route falls back on the request's path: here one no operation is named for.
+    closed("/V1/Chat/Completions/", endedCall("unpriced", { input_tokens: 10, output_tokens: 5 }));
+    observer.flush();
+    const text = await metrics.registry.metrics();
+    const durations = text.split("\n").filter((l) => l.startsWith("gen_ai_server_request_duration_seconds_count{"));
+    expect(durations).toEqual([expect.stringContaining('gen_ai_operation_name="chat"')]);
+    expect(durations[0]).toContain('gen_ai_request_model="priced"');
   });
 });

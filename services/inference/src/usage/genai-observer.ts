@@ -75,7 +75,9 @@ export function genAiObserver(genAi: GenAiMetrics, pricer?: Pricer): GenAiObserv
       const meter = meterFor(res);
       if (!meter) return;
       const status = res.writableFinished ? res.statusCode : 499;
-      ended(req.path, meter, status, status >= 400 ? (res.locals.errorType ?? String(status)) : undefined, durationMs);
+      // The route as mounted: Express matches a path in any case and with a trailing slash, and
+      // reading the request's path costs a parse of its URL after every answer.
+      ended(meter.route ?? req.path, meter, status, status >= 400 ? (res.locals.errorType ?? String(status)) : undefined, durationMs);
     },
     ended,
     flush,
