@@ -9,11 +9,14 @@ export type MeshServiceName = (typeof meshServices)[number];
 /**
  * Node's own options a service runs with, on its command line (V8's are refused in NODE_OPTIONS);
  * its image's CMD carries the same (deploy/Dockerfile). The usage service works in bursts, a batch
- * of records now and then, and between them V8's memory reducer would run full collections to shrink
- * a heap the next batch grows again: at a light load that cost it about as much CPU as the records
- * themselves (docs/usage-ledger.md).
+ * of records now and then: between them V8's memory reducer would run full collections to shrink a
+ * heap the next batch grows again, and a young generation left to start small is collected several
+ * times per batch while the batch's records are still alive. At a light load each cost it a large
+ * share of its CPU (docs/usage-ledger.md).
  */
-export const serviceNodeFlags: Partial<Record<MeshServiceName, readonly string[]>> = { usage: ["--no-memory-reducer"] };
+export const serviceNodeFlags: Partial<Record<MeshServiceName, readonly string[]>> = {
+  usage: ["--no-memory-reducer", "--min-semi-space-size=16"],
+};
 
 export interface MeshPorts {
   public: number;

@@ -9,7 +9,7 @@
  * messages of `--per-message` (at most MAX_USAGE_BATCH), while the service consumes them with its
  * batch wait at `--wait` ms. A first trickle warms the service's code, as the live bench's warm-up
  * does; then its process CPU (all threads) is read for `--seconds` idle and over a second trickle,
- * and the difference a record is the figure. Run it under `node --no-memory-reducer --import tsx`
+ * and the difference a record is the figure. Run it under `node --no-memory-reducer --min-semi-space-size=16 --import tsx`
  * to keep V8's idle-time collections (tens of milliseconds at random) out of the idle reading.
  */
 import { spawn } from "node:child_process";
