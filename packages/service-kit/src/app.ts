@@ -39,10 +39,11 @@ export interface ServiceAppOptions {
   /** Accept the caller's x-request-id (internal services, behind ingress) or always mint one. */
   trustRequestId: boolean;
   /**
-   * Called once per request when its response closes (complete or not), with how long it took, from
-   * the listener the app keeps anyway: a second "close" listener per request costs measurably.
+   * Called once per request when its response closes (complete or not), with how long it took and
+   * when it started (`process.hrtime.bigint()`), from the listener the app keeps anyway: a second
+   * "close" listener per request costs measurably.
    */
-  onClose?: (req: Request, res: Response, durationMs: number) => void;
+  onClose?: (req: Request, res: Response, durationMs: number, startedAt: bigint) => void;
 }
 
 /** Express with the gateway's common edge: request id, per-request logger, metrics. */
@@ -72,7 +73,7 @@ function requestContext({ logger, metrics, trustRequestId, onClose }: ServiceApp
       metrics.requests.inc(labels);
       metrics.latency.observe(labels, durationMs / 1000);
       span?.end(res.statusCode, route === undefined ? undefined : String(route));
-      onClose?.(req, res, durationMs);
+      onClose?.(req, res, durationMs, started);
     });
     if (span) span.run(req, next);
     else next();

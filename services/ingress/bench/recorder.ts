@@ -51,14 +51,19 @@ function closed(i: number): { req: Request; res: Response } {
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** `requests` closes in paced blocks; returns this process's CPU µs over them (and the publisher's drain). */
-async function paced(onClose: (req: Request, res: Response, durationMs: number) => void, publisher: UsagePublisher | undefined, offset: number) {
+async function paced(
+  onClose: (req: Request, res: Response, durationMs: number, startedAt: bigint) => void,
+  publisher: UsagePublisher | undefined,
+  offset: number,
+) {
   const perBlockMs = (block / rate) * 1000;
   const before = process.cpuUsage();
   for (let done = 0; done < requests; done += block) {
     const started = performance.now();
     for (let i = 0; i < block; i++) {
       const { req, res } = closed(offset + done + i);
-      onClose(req, res, 1.5);
+      // The start as the app hands it over (it reads the clock for the duration anyway).
+      onClose(req, res, 1.5, process.hrtime.bigint() - 1_500_000n);
       // One request every 1/rate s: the closes spread over the block as they would live.
       if (i % 10 === 9) await sleep(Math.max(0, started + ((i + 1) / block) * perBlockMs - performance.now()));
     }

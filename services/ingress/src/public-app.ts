@@ -84,8 +84,8 @@ export function createPublicApp(deps: PublicAppDeps): Express {
   const recordUsage = usageRecorder(deps.usage);
   const capture = deps.bodyCapture;
   const onClose: ServiceAppOptions["onClose"] = capture
-    ? (req, res, durationMs) => {
-        recordUsage(req, res, durationMs);
+    ? (req, res, durationMs, startedAt) => {
+        recordUsage(req, res, durationMs, startedAt);
         capture.onClose(req, res, durationMs);
       }
     : recordUsage;

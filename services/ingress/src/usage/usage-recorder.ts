@@ -20,7 +20,8 @@ declare global {
 /** What a record needs from a closed request, read at once so the request can be let go. */
 interface UsageFacts {
   requestId: string;
-  closedAt: number;
+  /** `process.hrtime.bigint()` at the request's start: its wall-clock time is read when the record is made. */
+  startedAt: bigint;
   durationMs: number;
   workspaceId: string;
   keyId: string;
@@ -42,14 +43,14 @@ interface UsageFacts {
  * publisher sends it (parsing and building records in a loop costs a fraction of doing it cold after
  * each request), and the bus does the I/O after that.
  */
-export function usageRecorder(publisher: UsagePublisher): (req: Request, res: Response, durationMs: number) => void {
-  return (req, res, durationMs) => {
-    const facts = usageFactsOf(req, res, durationMs);
+export function usageRecorder(publisher: UsagePublisher): (req: Request, res: Response, durationMs: number, startedAt?: bigint) => void {
+  return (req, res, durationMs, startedAt) => {
+    const facts = usageFactsOf(req, res, durationMs, startedAt ?? process.hrtime.bigint() - BigInt(Math.round(durationMs * 1e6)));
     if (facts) publisher.publish(() => recordOf(facts));
   };
 }
 
-function usageFactsOf(req: Request, res: Response, durationMs: number): UsageFacts | undefined {
+function usageFactsOf(req: Request, res: Response, durationMs: number, startedAt: bigint): UsageFacts | undefined {
   const { identity, target } = res.locals;
   // No key, or a request refused before its route was known: nobody's usage.
   if (!identity || !target || res.locals.recordDeferred) return undefined;
@@ -59,7 +60,9 @@ function usageFactsOf(req: Request, res: Response, durationMs: number): UsageFac
   const json = res.locals.json;
   return {
     requestId: res.locals.requestId,
-    closedAt: Date.now(),
+    // No clock read here, after every answer, cold: the start's monotonic time is turned into wall
+    // time when the record is made, a batch at a time.
+    startedAt,
     durationMs,
     workspaceId: identity.workspace_id,
     keyId: identity.key_id,
@@ -78,7 +81,7 @@ function recordOf(facts: UsageFacts): UsageRecord {
   const durationMs = Math.max(0, Math.round(facts.durationMs * 1000) / 1000);
   const record: UsageRecord = {
     request_id: facts.requestId,
-    started_at: Math.round(facts.closedAt - durationMs),
+    started_at: Math.round(Date.now() - Number(process.hrtime.bigint() - facts.startedAt) / 1e6),
     duration_ms: durationMs,
     workspace_id: facts.workspaceId,
     key_id: facts.keyId,

@@ -1,0 +1,61 @@
+import type { Request, Response } from "express";
+import type { UsageRecord } from "@gw/contracts";
+import type { UsagePublisher, UsageSource } from "@gw/service-kit";
+import { describe, expect, it } from "vitest";
+import { usageRecorder } from "./usage-recorder";
+
+/** A recorder whose publisher keeps what it is given, and makes the records on demand, as a batch does. */
+function recording() {
+  const sources: UsageSource[] = [];
+  const record = usageRecorder({ publish: (source: UsageSource) => sources.push(source) } as unknown as UsagePublisher);
+  const made = (): UsageRecord[] => sources.map((s) => (typeof s === "function" ? s() : s)).filter((r): r is UsageRecord => r !== undefined);
+  return { record, made };
+}
+
+/** A closed chat request, as the close listener sees it. */
+function closed(): { req: Request; res: Response } {
+  const locals = {
+    requestId: "req_0123",
+    identity: { workspace_id: "ws_a", key_id: "key_a" },
+    target: { backend: "inference" },
+    json: { model: "gpt-4o-mini", stream: false },
+    outcomeText: "p=openai&um=gpt-4o-mini&a=1&ums=12.5&in=10&out=2",
+  };
+  const res = { locals, writableFinished: true, statusCode: 200, getHeader: () => "application/json" } as unknown as Response;
+  return { req: { path: "/v1/chat/completions" } as Request, res };
+}
+
+describe("the usage recorder", () => {
+  it("when a request closes, then its record starts when the request started, read on the wall clock only when the record is made", () => {
+    const { record, made } = recording();
+    const { req, res } = closed();
+    const before = Date.now();
+    record(req, res, 250, process.hrtime.bigint() - 250_000_000n);
+    const [one] = made();
+    const after = Date.now();
+    expect(one?.started_at).toBeGreaterThanOrEqual(before - 251);
+    expect(one?.started_at).toBeLessThanOrEqual(after - 249);
+    expect(one).toMatchObject({
+      request_id: "req_0123",
+      duration_ms: 250,
+      workspace_id: "ws_a",
+      key_id: "key_a",
+      route: "/v1/chat/completions",
+      model: "gpt-4o-mini",
+      status: 200,
+      stream: false,
+      outcome: { provider: "openai", upstream_model: "gpt-4o-mini", attempts: 1, upstream_ms: 12.5, usage: { input_tokens: 10, output_tokens: 2 } },
+    });
+  });
+
+  it("when the caller gives no start, then the start is the close less the duration", () => {
+    const { record, made } = recording();
+    const { req, res } = closed();
+    const before = Date.now();
+    record(req, res, 1_000);
+    const [one] = made();
+    const after = Date.now();
+    expect(one?.started_at).toBeGreaterThanOrEqual(before - 1_001);
+    expect(one?.started_at).toBeLessThanOrEqual(after - 999);
+  });
+});
