@@ -141,7 +141,7 @@ export function meterFor(res: Response): CallMeter | undefined {
 }
 
 /** The call's meter for the route mounted at `route`, made on first use. */
-export function meterOf(res: Response, route?: string): CallMeter {
+export function meterOf(res: Response, route: string): CallMeter {
   let meter = res.locals.callMeter;
   if (!meter) {
     meter = new CallMeter();

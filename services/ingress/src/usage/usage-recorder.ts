@@ -1,6 +1,6 @@
 import type { Request, Response } from "express";
 import { CLIENT_CLOSED_STATUS, type UsageRecord } from "@gw/contracts";
-import { parseCallOutcome, type UsagePublisher } from "@gw/service-kit";
+import { parseCallOutcome, type ServiceAppOptions, type UsagePublisher } from "@gw/service-kit";
 import type { RouteTarget } from "../routes";
 import { ledgerRouteOf } from "../routes";
 
@@ -43,9 +43,9 @@ interface UsageFacts {
  * publisher sends it (parsing and building records in a loop costs a fraction of doing it cold after
  * each request), and the bus does the I/O after that.
  */
-export function usageRecorder(publisher: UsagePublisher): (req: Request, res: Response, durationMs: number, startedAt?: bigint) => void {
+export function usageRecorder(publisher: UsagePublisher): NonNullable<ServiceAppOptions["onClose"]> {
   return (req, res, durationMs, startedAt) => {
-    const facts = usageFactsOf(req, res, durationMs, startedAt ?? process.hrtime.bigint() - BigInt(Math.round(durationMs * 1e6)));
+    const facts = usageFactsOf(req, res, durationMs, startedAt);
     if (facts) publisher.publish(() => recordOf(facts));
   };
 }
