@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { formatCallOutcome, parseCallOutcomeText } from "./outcome-header";
+import { formatCallOutcome, outcomeTokens, parseCallOutcomeText } from "./outcome-header";
 import { CallOutcome, usageUnitNames } from "./usage";
 
 /** The format's rules written as plainly as possible (pairs, then names), to hold the fast reader to. */
@@ -128,12 +128,41 @@ describe("the x-gw-outcome header", () => {
       "p=",
       "um=a=b",
       "in=0x10",
+      "t=12",
+      "t=-1",
+      "t=x",
+      "tt=4",
     ];
     let seed = 42;
     const next = () => (seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31);
     for (let n = 0; n < 2_000; n++) {
       const text = Array.from({ length: 1 + (next() % 6) }, () => pieces[next() % pieces.length]).join("&");
       expect(parseCallOutcomeText(text), text).toEqual(plainRead(text));
+      expect(outcomeTokens(text), text).toBe(plainTokens(text));
     }
   });
+
+  it("carries the answer's total tokens for the token limits beside the outcome, not in it", () => {
+    const outcome: CallOutcome = { provider: "openai", upstream_model: "gpt-4o-mini", attempts: 1, ttft_ms: 9, usage: { input_tokens: 12, output_tokens: 30 } };
+    const text = formatCallOutcome(outcome, 42);
+    expect(text).toBe("p=openai&um=gpt-4o-mini&a=1&tt=9&in=12&out=30&t=42");
+    expect(outcomeTokens(text)).toBe(42);
+    expect(parseCallOutcomeText(text)).toEqual(outcome);
+    expect(formatCallOutcome({}, 0)).toBe("t=0");
+    expect(outcomeTokens("t=0")).toBe(0);
+    // Without a total, or with one that is not a count, there is none to read.
+    expect(outcomeTokens(formatCallOutcome(outcome))).toBeUndefined();
+    expect(outcomeTokens("p=x&tt=5")).toBeUndefined();
+    expect(outcomeTokens("t=-3&a=1")).toBeUndefined();
+    expect(outcomeTokens(undefined)).toBeUndefined();
+  });
 });
+
+/** The total tokens as the format's plain rules read them: the first `t` pair, when it is a count. */
+function plainTokens(text: string): number | undefined {
+  const pair = text.split("&").find((p) => p.startsWith("t="));
+  if (pair === undefined) return undefined;
+  const raw = pair.slice(2);
+  const value = Number(raw);
+  return raw !== "" && Number.isFinite(value) && value >= 0 ? value : undefined;
+}

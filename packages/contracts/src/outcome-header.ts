@@ -3,14 +3,14 @@ import { type CallOutcome, type TokenUsage, type UsageUnits, usageUnitNames } fr
 /**
  * The `x-gw-outcome` header's text: `name=value` pairs joined by `&`, names short and fixed, text
  * values percent-encoded (so the header stays within the characters a header may hold), e.g.
- * `p=openai&um=gpt-4o-2024-08-06&a=1&ums=412.5&in=1200&out=80&cr=1024`. It is written on every
+ * `p=openai&um=gpt-4o-2024-08-06&a=1&ums=412.5&in=1200&out=80&cr=1024&t=1280`. It is written on every
  * answer and read by ingress after each one: JSON, cold on each request, cost several times as much
  * to write and to check as a header value (bench/README.md).
  *
  * Straight-line concatenation, no closures or entry loops: it runs once per answer, cold, and each
  * distinct piece of code touched then costs more than its instructions (bench/README.md).
  */
-export function formatCallOutcome(outcome: CallOutcome): string {
+export function formatCallOutcome(outcome: CallOutcome, totalTokens?: number): string {
   let text = namesText(outcome.model, outcome.provider, outcome.upstream_model);
   if (outcome.attempts !== undefined) text += `&a=${outcome.attempts}`;
   if (outcome.upstream_ms !== undefined) text += `&ums=${outcome.upstream_ms}`;
@@ -30,6 +30,9 @@ export function formatCallOutcome(outcome: CallOutcome): string {
       if (value !== undefined) text += `&u.${name}=${value}`;
     }
   }
+  // The answer's total for the token limits, here rather than in a header of its own: ingress then
+  // parses one internal header per answer, not two (outcomeTokens reads it back).
+  if (totalTokens !== undefined) text += `&t=${totalTokens}`;
   return text.charCodeAt(0) === 0x26 /* & */ ? text.slice(1) : text;
 }
 
@@ -148,6 +151,9 @@ export function parseCallOutcomeText(text: string | undefined): CallOutcome | un
               usage ??= {};
               usage.reasoning_tokens = value;
               break;
+            case "t":
+              // The token limits' total, not part of the outcome: outcomeTokens reads it.
+              break;
             default:
               // Not a name of this format (one a later version added, say): left out.
               if (name.startsWith("u.") && unitOf.has(name.slice(2))) {
@@ -172,6 +178,25 @@ export function parseCallOutcomeText(text: string | undefined): CallOutcome | un
     outcome.upstream_ms === undefined &&
     outcome.ttft_ms === undefined;
   return empty ? undefined : outcome;
+}
+
+/**
+ * The answer's total tokens (the first `t`) in an outcome text, for the token limits; undefined when it names
+ * none. Found without parsing the rest: ingress needs only this when the answer ends.
+ */
+export function outcomeTokens(text: string | undefined): number | undefined {
+  if (text === undefined) return undefined;
+  let start: number;
+  if (text.startsWith("t=")) start = 2;
+  else {
+    const at = text.indexOf("&t=");
+    if (at < 0) return undefined;
+    start = at + 3;
+  }
+  const end = text.indexOf("&", start);
+  const raw = end < 0 ? text.slice(start) : text.slice(start, end);
+  const value = Number(raw);
+  return raw !== "" && Number.isFinite(value) && value >= 0 ? value : undefined;
 }
 
 function decode(raw: string): string | undefined {

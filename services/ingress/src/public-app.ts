@@ -25,7 +25,7 @@ import { mountApiDocs } from "./docs/api-docs";
 import { estimateTokenParts, estimateUploadTokens } from "./limits/estimate";
 import { rateLimitError, setRateHeaders, type RateLimitGate } from "./limits/rate-limit-gate";
 import type { BackendUrls } from "./proxy/forward";
-import { createForwarders } from "./proxy/forward";
+import { createForwarders, usageTokensOf } from "./proxy/forward";
 import { consoleProxy } from "./proxy/console-proxy";
 import { normalisePath, resolveRoute, type RouteTarget } from "./routes";
 import { usageRecorder } from "./usage/usage-recorder";
@@ -39,7 +39,7 @@ declare global {
       principal?: KeyPrincipal;
       /** The request body, parsed once here when it is JSON. */
       json?: unknown;
-      /** Total tokens the backend reported (header or trailer), for settling the reservation. */
+      /** Total tokens the backend reported in its usage header or trailer (usageTokensOf also reads its outcome), for settling the reservation. */
       usageTokens?: number;
     }
   }
@@ -252,7 +252,7 @@ function limitRate(gate: RateLimitGate, windowMs: number, budgets: BudgetGate | 
     }
     if (ticket || hold) {
       res.once("close", () => {
-        const used = res.locals.usageTokens;
+        const used = usageTokensOf(res);
         if (ticket) {
           if (used !== undefined) gate.settle(ticket, used);
           else if (res.statusCode >= 400) gate.settle(ticket, 0);

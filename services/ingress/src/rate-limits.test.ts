@@ -29,14 +29,21 @@ let backendUrl: string;
 let backendCalls = 0;
 const services: IngressService[] = [];
 
-/** The backend answers as its body asks: `usage` tokens reported, `stream`, or a `fail` status. */
+/**
+ * The backend answers as its body asks: `usage` tokens reported (in its usage header or trailer, or
+ * with `inOutcome` as the total in its outcome, as inference reports them), `stream`, or a `fail` status.
+ */
 function startBackend(): Promise<void> {
   backend = createServer((req, res) => {
     const parts: Buffer[] = [];
     req.on("data", (c: Buffer) => parts.push(c));
     req.on("end", () => {
       backendCalls++;
-      const body = parts.length ? (JSON.parse(Buffer.concat(parts).toString()) as { usage?: number; stream?: boolean; fail?: number }) : {};
+      const body = parts.length
+        ? (JSON.parse(Buffer.concat(parts).toString()) as { usage?: number; stream?: boolean; fail?: number; inOutcome?: boolean })
+        : {};
+      const name = body.inOutcome ? internalHeaders.outcome : internalHeaders.usageTokens;
+      const value = body.inOutcome ? `p=up&a=1&in=1&out=2&t=${body.usage}` : String(body.usage);
       res.setHeader("x-gw-internal-note", "must not leak");
       if (body.fail) {
         res.statusCode = body.fail;
@@ -46,15 +53,15 @@ function startBackend(): Promise<void> {
       }
       if (body.stream) {
         res.setHeader("content-type", "text/event-stream");
-        res.setHeader("trailer", internalHeaders.usageTokens);
+        res.setHeader("trailer", `${internalHeaders.usageTokens}, ${internalHeaders.outcome}`);
         res.write('data: {"n":1}\n\n');
         res.write("data: [DONE]\n\n");
-        if (body.usage !== undefined) res.addTrailers({ [internalHeaders.usageTokens]: String(body.usage) });
+        if (body.usage !== undefined) res.addTrailers({ [name]: value });
         res.end();
         return;
       }
       res.setHeader("content-type", "application/json");
-      if (body.usage !== undefined) res.setHeader(internalHeaders.usageTokens, String(body.usage));
+      if (body.usage !== undefined) res.setHeader(name, value);
       res.end(JSON.stringify({ ok: true }));
     });
   });
@@ -176,6 +183,17 @@ describe("when a key is within its limits", () => {
     await new Promise((r) => setTimeout(r, 20));
     const second = await call(gw.url, key, "/v1/chat/completions", chat({ stream: true, usage: 7 }));
     expect(Number(second.headers["x-ratelimit-remaining-tokens"])).toBe(10_000 - 7 - reserved);
+  });
+
+  it.each([false, true])("then the total a backend reports in its outcome settles the reservation (streamed: %s)", async (stream) => {
+    const { key } = await newKey("plus");
+    const first = await call(gw.url, key, "/v1/chat/completions", chat({ stream, usage: 13, inOutcome: true }));
+    expect(first.status).toBe(200);
+    expect(Object.keys({ ...first.headers, ...first.trailers }).filter((h) => h.startsWith("x-gw-"))).toEqual([]);
+    const reserved = 10_000 - Number(first.headers["x-ratelimit-remaining-tokens"]);
+    await new Promise((r) => setTimeout(r, 20));
+    const second = await call(gw.url, key, "/v1/chat/completions", chat({ stream, usage: 13, inOutcome: true }));
+    expect(Number(second.headers["x-ratelimit-remaining-tokens"])).toBe(10_000 - 13 - reserved);
   });
 
   it("then a failed call with no usage gives its whole reservation back", async () => {

@@ -1,7 +1,6 @@
-import { internalHeaders } from "@gw/contracts";
 import { assertOpenAI, startOpenAIUpstream, type UpstreamEmulator } from "@gw/testkit";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { sseData, startRouteTestService, type RouteTestService } from "./route-test-service";
+import { sseData, reportedTokens, startRouteTestService, type RouteTestService } from "./route-test-service";
 
 const UPSTREAM_KEY = "sk-completions-route-upstream";
 let upstream: UpstreamEmulator;
@@ -33,7 +32,7 @@ describe("POST /v1/completions", () => {
     assertOpenAI("CreateCompletionResponse", completion);
     expect(completion.model).toBe("instruct-local");
     expect(completion.choices[0]?.text).toBe("Echo: Say hi");
-    expect(answer.headers[internalHeaders.usageTokens]).toBe(String(completion.usage.total_tokens));
+    expect(reportedTokens(answer.headers)).toBe(String(completion.usage.total_tokens));
     const sent = upstream.requests.at(-1);
     expect(sent?.path).toBe("/v1/completions");
     expect(sent?.headers.authorization).toBe(`Bearer ${UPSTREAM_KEY}`);
@@ -55,14 +54,14 @@ describe("POST /v1/completions", () => {
     }
     expect(chunks.map((c) => (c.choices as { text: string }[])[0]?.text).join("")).toBe("Echo: one two three");
     expect(answer.text.trimEnd().endsWith("data: [DONE]")).toBe(true);
-    expect(Number(answer.trailers[internalHeaders.usageTokens])).toBeGreaterThan(0);
+    expect(Number(reportedTokens(answer.trailers))).toBeGreaterThan(0);
   });
 
   it("when streamed with include_usage, then the usage chunk is relayed and the trailer matches it", async () => {
     const answer = await post({ model: "instruct-local", prompt: "hello", stream: true, stream_options: { include_usage: true } });
     const last = sseData(answer.text).at(-1) as { choices: unknown[]; usage: { total_tokens: number } };
     expect(last.choices).toEqual([]);
-    expect(answer.trailers[internalHeaders.usageTokens]).toBe(String(last.usage.total_tokens));
+    expect(reportedTokens(answer.trailers)).toBe(String(last.usage.total_tokens));
   });
 
   it.each([
@@ -87,7 +86,7 @@ describe("POST /v1/completions", () => {
     upstream.script({ status: 429 });
     const answer = await post({ model: "instruct-local", prompt: "hi" });
     expect(answer.status).toBe(429);
-    expect(answer.headers[internalHeaders.usageTokens]).toBeUndefined();
+    expect(reportedTokens(answer.headers)).toBeUndefined();
     expect(answer.text).not.toContain("gpt-3.5-turbo-instruct");
   });
 

@@ -1,8 +1,8 @@
-import { internalHeaders, type EmbeddingsResponse } from "@gw/contracts";
+import type { EmbeddingsResponse } from "@gw/contracts";
 import { startCohereUpstream, startOpenAIUpstream, type UpstreamEmulator } from "@gw/testkit";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { base64ToFloats, encodeEmbeddings, floatsToBase64 } from "./embeddings";
-import { startRouteTestService, type RouteTestService } from "./route-test-service";
+import { reportedTokens, startRouteTestService, type RouteTestService } from "./route-test-service";
 
 describe("embedding encodings", () => {
   it("when floats go to base64 and back, then the bytes are little-endian float32 and the values survive at float32 precision", () => {
@@ -70,7 +70,7 @@ async function post(body: unknown) {
   const answer = await service.post("/v1/embeddings", body);
   return {
     status: answer.status,
-    usage: answer.headers[internalHeaders.usageTokens] ?? null,
+    usage: reportedTokens(answer.headers) ?? null,
     body: JSON.parse(answer.text) as Record<string, unknown> & EmbeddingsResponse,
   };
 }

@@ -7,6 +7,7 @@ import { signIdentity } from "@gw/service-kit";
 import { startMistralUpstream, type UpstreamEmulator } from "@gw/testkit";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { createInferenceService, type InferenceService } from "../service";
+import { reportedTokens } from "./route-test-service";
 
 const SECRET = "ocr-route-test-secret";
 const MISTRAL_KEY = "mistral-ocr-route";
@@ -51,7 +52,7 @@ async function post(body: unknown) {
     headers: { "content-type": "application/json", [internalHeaders.identity]: signIdentity(identity, SECRET) },
     body: JSON.stringify(body),
   });
-  return { status: res.status, usage: res.headers.get(internalHeaders.usageTokens), body: (await res.json()) as Record<string, unknown> };
+  return { status: res.status, usage: reportedTokens(Object.fromEntries(res.headers)) ?? null, body: (await res.json()) as Record<string, unknown> };
 }
 
 const document = { type: "document_url", document_url: "https://example.com/report.pdf", document_name: "report.pdf" };

@@ -1,7 +1,7 @@
-import { internalHeaders, type RerankResponse } from "@gw/contracts";
+import type { RerankResponse } from "@gw/contracts";
 import { startCohereUpstream, startJinaUpstream, type UpstreamEmulator } from "@gw/testkit";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { startRouteTestService, type RouteTestService } from "./route-test-service";
+import { reportedTokens, startRouteTestService, type RouteTestService } from "./route-test-service";
 
 const COHERE_KEY = "co-rerank-route";
 const JINA_KEY = "jina-rerank-route";
@@ -41,7 +41,7 @@ async function post(body: unknown) {
   const answer = await service.post("/v1/rerank", body);
   return {
     status: answer.status,
-    usage: answer.headers[internalHeaders.usageTokens] ?? null,
+    usage: reportedTokens(answer.headers) ?? null,
     body: JSON.parse(answer.text) as Record<string, unknown> & RerankResponse,
   };
 }

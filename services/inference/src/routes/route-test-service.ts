@@ -2,7 +2,7 @@ import { request as httpRequest, type IncomingHttpHeaders } from "node:http";
 import { Writable } from "node:stream";
 import { createInProcessBus } from "@gw/bus";
 import { GatewayConfig } from "@gw/config";
-import { internalHeaders, type Identity } from "@gw/contracts";
+import { internalHeaders, outcomeTokens, type Identity } from "@gw/contracts";
 import { createLogger } from "@gw/logger";
 import { signIdentity } from "@gw/service-kit";
 import { createInferenceService } from "../service";
@@ -95,6 +95,18 @@ export async function startRouteTestService(options: {
     });
   };
   return { post, stop: () => service.stop() };
+}
+
+/**
+ * The tokens an answer's headers or trailers report to ingress's token limits, as ingress reads them:
+ * the usage field when there is one, else the total in the outcome.
+ */
+export function reportedTokens(fields: NodeJS.Dict<string | string[]>): string | undefined {
+  const own = fields[internalHeaders.usageTokens];
+  if (typeof own === "string") return own;
+  const outcome = fields[internalHeaders.outcome];
+  const total = outcomeTokens(typeof outcome === "string" ? outcome : undefined);
+  return total === undefined ? undefined : String(total);
 }
 
 /** The `data:` payloads of an SSE body, `[DONE]` left out. */

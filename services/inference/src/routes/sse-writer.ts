@@ -20,12 +20,13 @@ export function startSse(res: Response): void {
 
 /**
  * Ends an SSE answer, telling ingress the tokens the call used (when known) so it can settle the
- * token-limit reservation; ingress removes the trailer before the answer reaches the client.
+ * token-limit reservation: in the outcome trailer of a metered call, else in the usage trailer.
+ * Ingress removes the trailers before the answer reaches the client.
  */
 export function endSse(res: Response, totalTokens: number | undefined): void {
   if (res.destroyed) return;
-  const trailers = outcomeTrailer(res);
-  if (totalTokens !== undefined) trailers[internalHeaders.usageTokens] = String(totalTokens);
+  const trailers = outcomeTrailer(res, totalTokens);
+  if (totalTokens !== undefined && !(internalHeaders.outcome in trailers)) trailers[internalHeaders.usageTokens] = String(totalTokens);
   res.addTrailers(trailers);
   res.end();
 }

@@ -151,14 +151,20 @@ export function meterOf(res: Response, route: string): CallMeter {
   return meter;
 }
 
-/** Puts the outcome on a JSON or error answer, before its headers leave. */
-export function setOutcomeHeader(res: Response): void {
+/**
+ * Puts the outcome on a JSON or error answer, before its headers leave, with the answer's total
+ * tokens for the token limits when known; false when the call made no meter (the total then needs
+ * a header of its own).
+ */
+export function setOutcomeHeader(res: Response, totalTokens?: number): boolean {
   const meter = res.locals.callMeter;
-  if (meter && !res.headersSent) res.setHeader(internalHeaders.outcome, formatCallOutcome(meter.outcome()));
+  if (!meter) return false;
+  if (!res.headersSent) res.setHeader(internalHeaders.outcome, formatCallOutcome(meter.outcome(), totalTokens));
+  return true;
 }
 
 /** A stream's outcome goes in a trailer (announced by startSse): only its end knows the usage. */
-export function outcomeTrailer(res: Response): Record<string, string> {
+export function outcomeTrailer(res: Response, totalTokens?: number): Record<string, string> {
   const meter = res.locals.callMeter;
-  return meter ? { [internalHeaders.outcome]: formatCallOutcome(meter.outcome()) } : {};
+  return meter ? { [internalHeaders.outcome]: formatCallOutcome(meter.outcome(), totalTokens) } : {};
 }

@@ -2,7 +2,7 @@ import { Agent, type ClientRequest, type IncomingMessage, type ServerResponse } 
 import type { Url } from "node:url";
 import type { Request, RequestHandler, Response } from "express";
 import { createProxyMiddleware, proxyEventsPlugin, type Plugin } from "http-proxy-middleware";
-import { internalHeaderPrefix, internalHeaders, type TokenTicket } from "@gw/contracts";
+import { internalHeaderPrefix, internalHeaders, outcomeTokens, type TokenTicket } from "@gw/contracts";
 import { GatewayError } from "@gw/errors";
 import { IdentitySigner, sendError } from "@gw/service-kit";
 import { traceHeaders } from "@gw/telemetry";
@@ -138,6 +138,15 @@ function takeTrailers(proxyRes: IncomingMessage, res: Response): void {
 /** Kept as text: it is parsed once, when the usage record is made after the answer. */
 function takeOutcome(res: Response, value: string | string[] | undefined): void {
   if (typeof value === "string") res.locals.outcomeText = value;
+}
+
+/**
+ * The tokens the backend reported for the token limits: its usage header or trailer when it sent
+ * one, else the total in its outcome (inference puts it there, one header fewer on every answer).
+ * Read when the answer has ended, and only where a token reservation waits on it.
+ */
+export function usageTokensOf(res: Response): number | undefined {
+  return res.locals.usageTokens ?? outcomeTokens(res.locals.outcomeText);
 }
 
 function recordUsage(res: Response, value: string | string[] | undefined): void {
