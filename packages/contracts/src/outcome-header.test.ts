@@ -18,10 +18,13 @@ function plainRead(text: string): CallOutcome | undefined {
     rs: ["usage", "reasoning_tokens"],
     ...Object.fromEntries(usageUnitNames.map((unit) => [`u.${unit}`, ["units", unit] as [string, string]])),
   };
+  // Times in microseconds, read as milliseconds.
+  const micros: Record<string, [string]> = { uus: ["upstream_ms"], tus: ["ttft_ms"] };
   const out: Record<string, unknown> = {};
   for (const pair of text.split("&")) {
     const eq = pair.indexOf("=");
-    const path = eq > 0 ? names[pair.slice(0, eq)] : undefined;
+    const name = eq > 0 ? pair.slice(0, eq) : "";
+    const path = names[name] ?? micros[name];
     if (!path) continue;
     const raw = pair.slice(eq + 1);
     let value: string | number;
@@ -34,6 +37,7 @@ function plainRead(text: string): CallOutcome | undefined {
     } else {
       value = Number(raw);
       if (raw === "" || !Number.isFinite(value)) continue;
+      if (micros[name]) value /= 1000;
     }
     if (path.length === 1) out[path[0]] = value;
     else {
@@ -78,7 +82,7 @@ describe("the x-gw-outcome header", () => {
     // With the model shown, or a name missing, the names are joined as they come.
     expect(formatCallOutcome({ model: "m", provider: "openai", upstream_model: "gpt-4o" })).toBe("m=m&p=openai&um=gpt-4o");
     expect(formatCallOutcome({ upstream_model: "gpt-4o", attempts: 1 })).toBe("um=gpt-4o&a=1");
-    expect(formatCallOutcome({ attempts: 1, upstream_ms: 2.5 })).toBe("a=1&ums=2.5");
+    expect(formatCallOutcome({ attempts: 1, upstream_ms: 2.5 })).toBe("a=1&uus=2500");
   });
 
   it("leaves absent fields absent", () => {
@@ -86,6 +90,16 @@ describe("the x-gw-outcome header", () => {
     expect(formatCallOutcome({})).toBe("");
     expect(parseCallOutcomeText("")).toBeUndefined();
     expect(parseCallOutcomeText(undefined)).toBeUndefined();
+  });
+
+  it("writes times in whole microseconds and reads them back as the milliseconds they were", () => {
+    const text = formatCallOutcome({ attempts: 1, upstream_ms: 0.412, ttft_ms: 1234.567 });
+    expect(text).toBe("a=1&uus=412&tus=1234567");
+    expect(parseCallOutcomeText(text)).toEqual({ attempts: 1, upstream_ms: 0.412, ttft_ms: 1234.567 });
+    // Below a microsecond is below what is kept.
+    expect(parseCallOutcomeText(formatCallOutcome({ upstream_ms: 0.0004 }))).toEqual({ upstream_ms: 0 });
+    // Milliseconds, as services wrote them before, so a rolling upgrade keeps its reports.
+    expect(parseCallOutcomeText("a=1&ums=412.5&tt=3.25")).toEqual({ attempts: 1, upstream_ms: 412.5, ttft_ms: 3.25 });
   });
 
   it("reads the JSON that services wrote before, so a rolling upgrade keeps its reports", () => {
@@ -113,6 +127,9 @@ describe("the x-gw-outcome header", () => {
       "a=2",
       "a=x",
       "ums=0.412",
+      "uus=412",
+      "uus=1.5",
+      "tus=-7",
       "tt=",
       "in=12",
       "out=-3",
@@ -145,7 +162,7 @@ describe("the x-gw-outcome header", () => {
   it("carries the answer's total tokens for the token limits beside the outcome, not in it", () => {
     const outcome: CallOutcome = { provider: "openai", upstream_model: "gpt-4o-mini", attempts: 1, ttft_ms: 9, usage: { input_tokens: 12, output_tokens: 30 } };
     const text = formatCallOutcome(outcome, 42);
-    expect(text).toBe("p=openai&um=gpt-4o-mini&a=1&tt=9&in=12&out=30&t=42");
+    expect(text).toBe("p=openai&um=gpt-4o-mini&a=1&tus=9000&in=12&out=30&t=42");
     expect(outcomeTokens(text)).toBe(42);
     expect(parseCallOutcomeText(text)).toEqual(outcome);
     expect(formatCallOutcome({}, 0)).toBe("t=0");

@@ -42,7 +42,7 @@ function closed(i: number): { req: Request; res: Response } {
     identity: { workspace_id: "ws_bench", key_id: `key_${i % 5}` },
     target: "inference",
     json: { model: "gpt-4o-mini", messages: [], stream: false },
-    outcomeText: `p=openai&um=gpt-4o-mini-2024-07-18&a=1&ums=${(i % 900) + 0.123}&in=${200 + (i % 3000)}&out=${i % 800}`,
+    outcomeText: `p=openai&um=gpt-4o-mini-2024-07-18&a=1&uus=${(i % 900) * 1000 + 123}&in=${200 + (i % 3000)}&out=${i % 800}`,
   };
   const res = { locals, writableFinished: true, statusCode: 200, getHeader: () => "application/json" } as unknown as Response;
   return { req: { path: "/v1/chat/completions" } as Request, res };

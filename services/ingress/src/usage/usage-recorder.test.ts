@@ -19,7 +19,7 @@ function closed(): { req: Request; res: Response } {
     identity: { workspace_id: "ws_a", key_id: "key_a" },
     target: { backend: "inference" },
     json: { model: "gpt-4o-mini", stream: false },
-    outcomeText: "p=openai&um=gpt-4o-mini&a=1&ums=12.5&in=10&out=2",
+    outcomeText: "p=openai&um=gpt-4o-mini&a=1&uus=12500&in=10&out=2",
   };
   const res = { locals, writableFinished: true, statusCode: 200, getHeader: () => "application/json" } as unknown as Response;
   return { req: { path: "/v1/chat/completions" } as Request, res };
