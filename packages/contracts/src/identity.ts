@@ -30,9 +30,10 @@ export const internalHeaders = {
   identity: "x-gw-identity",
   requestId: "x-request-id",
   /**
-   * Total tokens the upstream reported for a model call, sent by inference back to ingress so the
-   * token limit can be reconciled: a response header on JSON answers, an HTTP trailer on streams.
-   * Ingress removes it before the answer reaches the client.
+   * Total tokens the upstream reported for a model call, sent back to ingress so the token limit
+   * can be reconciled: a response header on JSON answers, an HTTP trailer on streams. Inference sends
+   * it only for a call without an outcome to carry it (`t` in `outcome` otherwise). Ingress removes
+   * it before the answer reaches the client.
    */
   usageTokens: "x-gw-usage-tokens",
   /**
