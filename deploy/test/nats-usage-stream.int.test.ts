@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { type Bus, createNatsBus, NatsCredentials } from "@gw/bus";
-import type { UsageRecord } from "../../packages/contracts/src/usage";
+import { type UsageRecord, usageRecordsOf } from "../../packages/contracts/src/usage";
 import { connectAsClient, natsServerAvailable, nkeys, type PrivateNats, startPrivateNats } from "@gw/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { consumerNameOf, streamNameOf } from "../../packages/bus/src/nats-setup";
@@ -84,7 +84,7 @@ describe.skipIf(!natsServerAvailable())("the shipped NATS permissions on a real 
   it("when ingress and jobs publish usage records, then the usage service's durable receives both, with no permission violation", async () => {
     const received: string[] = [];
     const consumer = await buses.usage.consume("usage.records", { durable: "usage" }, async (m) => {
-      received.push(...m.records.map((r) => (r as { request_id: string }).request_id));
+      received.push(...usageRecordsOf(m).map((r) => (r as { request_id: string }).request_id));
     });
     try {
       await buses.ingress.enqueue("usage.records", { records: [record("req_from_ingress")] }, { msgId: "req_from_ingress" });

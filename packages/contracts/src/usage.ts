@@ -96,8 +96,115 @@ export const MAX_USAGE_BATCH = 256;
  * The bus checks only the batch: the ledger checks each record against UsageRecord on its own, so a
  * malformed record costs itself, not its batch, and the request path (the publisher) checks nothing.
  */
-export const UsageRecords = z.object({ records: z.array(z.unknown()).min(1).max(MAX_USAGE_BATCH) });
+export const UsageRecords = z.union([
+  z.object({ records: z.array(z.unknown()).min(1).max(MAX_USAGE_BATCH) }),
+  // A field's path: names joined by dots, each starting with a letter (so never `__proto__`).
+  z.object({
+    fields: z
+      .array(z.string().regex(/^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)*$/))
+      .min(1)
+      .max(64),
+    rows: z.array(z.unknown()).min(1).max(MAX_USAGE_BATCH),
+  }),
+]);
 export type UsageRecords = z.infer<typeof UsageRecords>;
+
+/**
+ * The fields of a usage record in the order a row holds them (`usageRowsOf`), nested ones by their
+ * path. A row is an array: the names are written once per message rather than once per record,
+ * which halves the bytes every publisher encodes and signs and the ledger verifies and parses.
+ */
+export const usageRowFields = [
+  "request_id",
+  "started_at",
+  "duration_ms",
+  "workspace_id",
+  "key_id",
+  "route",
+  "model",
+  "status",
+  "error_type",
+  "stream",
+  "job_id",
+  "outcome.model",
+  "outcome.provider",
+  "outcome.upstream_model",
+  "outcome.attempts",
+  "outcome.upstream_ms",
+  "outcome.ttft_ms",
+  "outcome.usage.input_tokens",
+  "outcome.usage.output_tokens",
+  "outcome.usage.cached_input_tokens",
+  "outcome.usage.cache_write_tokens",
+  "outcome.usage.reasoning_tokens",
+  "outcome.units",
+] as const;
+
+/** A record as a row of `usageRowFields` (absent as null); unknown fields are left out. */
+function usageRow(r: UsageRecord): unknown[] {
+  const o = r.outcome;
+  const u = o?.usage;
+  return [
+    r.request_id,
+    r.started_at,
+    r.duration_ms,
+    r.workspace_id,
+    r.key_id,
+    r.route,
+    r.model ?? null,
+    r.status,
+    r.error_type ?? null,
+    r.stream,
+    r.job_id ?? null,
+    o?.model ?? null,
+    o?.provider ?? null,
+    o?.upstream_model ?? null,
+    o?.attempts ?? null,
+    o?.upstream_ms ?? null,
+    o?.ttft_ms ?? null,
+    u?.input_tokens ?? null,
+    u?.output_tokens ?? null,
+    u?.cached_input_tokens ?? null,
+    u?.cache_write_tokens ?? null,
+    u?.reasoning_tokens ?? null,
+    o?.units ?? null,
+  ];
+}
+
+/** The `usage.records` message for a batch: its records as rows. */
+export function usageRowsMessage(records: readonly UsageRecord[]): UsageRecords {
+  return { fields: [...usageRowFields], rows: records.map(usageRow) };
+}
+
+/**
+ * The records a `usage.records` message carries, as objects (unchecked: the ledger checks each).
+ * A row becomes an object by the message's own field list, so a publisher with more or fewer fields
+ * than this version knows is still read; a null is an absent field, and a row that is not an array
+ * is passed on as it is, for the check to refuse.
+ */
+export function usageRecordsOf(message: UsageRecords): unknown[] {
+  if ("records" in message) return message.records;
+  const paths = message.fields.map((field) => field.split("."));
+  return message.rows.map((row) => (Array.isArray(row) ? objectOf(paths, row) : row));
+}
+
+function objectOf(paths: readonly string[][], row: readonly unknown[]): Record<string, unknown> {
+  const record: Record<string, unknown> = {};
+  for (let i = 0; i < paths.length && i < row.length; i++) {
+    const value = row[i];
+    if (value === null || value === undefined) continue;
+    const path = paths[i] as string[];
+    let into = record;
+    for (let depth = 0; depth < path.length - 1; depth++) {
+      const name = path[depth] as string;
+      const next = into[name];
+      if (typeof next === "object" && next !== null) into = next as Record<string, unknown>;
+      else into = into[name] = {};
+    }
+    into[path[path.length - 1] as string] = value;
+  }
+  return record;
+}
 
 /** The message id of a batch: the same batch sent again gets the same id, so the stream drops it. */
 export function usageBatchId(records: readonly Pick<UsageRecord, "request_id">[]): string {

@@ -1,5 +1,5 @@
 import { InvalidMessageError, PayloadTooLargeError, type Bus } from "@gw/bus";
-import type { UsageRecord } from "@gw/contracts";
+import { type UsageRecord, type UsageRecords, usageRecordsOf } from "@gw/contracts";
 import { createLogger } from "@gw/logger";
 import { describe, expect, it } from "vitest";
 import { createMetrics } from "./metrics";
@@ -20,14 +20,15 @@ function flakyBus(maxRecords = Number.POSITIVE_INFINITY) {
   const sent: UsageRecord[] = [];
   const state = { down: false, calls: 0 };
   const bus = {
-    async enqueue(_subject: string, message: { records: UsageRecord[] }, opts: { msgId: string }) {
+    async enqueue(_subject: string, message: UsageRecords, opts: { msgId: string }) {
       state.calls++;
       await new Promise((r) => setImmediate(r));
       if (state.down) throw new Error("nats: disconnected");
-      if (message.records.some((r) => r.route === "bad")) throw new InvalidMessageError("usage.records", [], "route: bad");
-      if (message.records.length > maxRecords) throw new PayloadTooLargeError("usage.records", message.records.length * 1000, maxRecords * 1000);
-      messages.push({ id: opts.msgId, requests: message.records.map((r) => r.request_id) });
-      sent.push(...message.records);
+      const records = usageRecordsOf(message) as UsageRecord[];
+      if (records.some((r) => r.route === "bad")) throw new InvalidMessageError("usage.records", [], "route: bad");
+      if (records.length > maxRecords) throw new PayloadTooLargeError("usage.records", records.length * 1000, maxRecords * 1000);
+      messages.push({ id: opts.msgId, requests: records.map((r) => r.request_id) });
+      sent.push(...records);
     },
   } as unknown as Bus;
   const taken = () => messages.flatMap((m) => m.requests);

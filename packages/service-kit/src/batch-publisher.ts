@@ -1,5 +1,5 @@
 import { InvalidMessageError, PayloadTooLargeError, type Bus } from "@gw/bus";
-import { MAX_USAGE_BATCH, type UsageRecord, usageBatchId } from "@gw/contracts";
+import { MAX_USAGE_BATCH, type UsageRecord, usageBatchId, usageRowsMessage } from "@gw/contracts";
 import type { Logger } from "@gw/logger";
 import type { Counter, Gauge } from "prom-client";
 import { Counter as PromCounter, Gauge as PromGauge } from "prom-client";
@@ -28,7 +28,7 @@ export const usageRecordsKind: BatchKind<UsageRecord> = {
   noun: "usage records",
   metric: "gw_usage_records",
   maxBatch: MAX_USAGE_BATCH,
-  send: (bus, records) => bus.enqueue("usage.records", { records }, { msgId: usageBatchId(records) }),
+  send: (bus, records) => bus.enqueue("usage.records", usageRowsMessage(records), { msgId: usageBatchId(records) }),
   idOf: (record) => record.request_id,
 };
 

@@ -2,6 +2,7 @@ import { createServer, request, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createInProcessBus, type Bus } from "@gw/bus";
+import { usageRecordsOf } from "@gw/contracts";
 import { GatewayConfig, type PlanLimitsTable } from "@gw/config";
 import { createPgliteDb, type Db } from "@gw/db";
 import { createLogger } from "@gw/logger";
@@ -40,7 +41,7 @@ let asked!: Promise<void>;
 beforeAll(async () => {
   db = await createPgliteDb();
   bus = createInProcessBus({ logger });
-  await bus.consume("usage.records", { durable: "usage" }, async ({ records: batch }) => void records.push(...(batch as { status: number }[])));
+  await bus.consume("usage.records", { durable: "usage" }, async (message) => void records.push(...(usageRecordsOf(message) as { status: number }[])));
   backend = createServer((req, res) => {
     forwarded.push(req.url ?? "");
     res.setHeader("content-type", "application/json");

@@ -9,7 +9,7 @@ import { spawnSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { createNatsBus, removeNatsNamespace } from "@gw/bus";
-import { MAX_USAGE_BATCH, usageBatchId } from "@gw/contracts";
+import { MAX_USAGE_BATCH, usageBatchId, usageRecordsOf } from "@gw/contracts";
 import { createLogger } from "@gw/logger";
 
 const { values: args } = parseArgs({
@@ -62,8 +62,8 @@ async function main(): Promise<void> {
     done = resolve;
   });
   const started = performance.now();
-  const consumer = await bus.consume("usage.records", { durable: "usage", concurrency: Number(args["in-flight"]) }, async ({ records }) => {
-    seen += records.length;
+  const consumer = await bus.consume("usage.records", { durable: "usage", concurrency: Number(args["in-flight"]) }, async (message) => {
+    seen += usageRecordsOf(message).length;
     if (seen === total) done();
   });
   await all;

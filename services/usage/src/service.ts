@@ -11,7 +11,7 @@ import { RecordPartitions } from "./partitions";
 import { defaultPricer } from "./default-pricer";
 import type { Pricer } from "./pricing";
 import { mountUsageRoutes } from "./routes";
-import { HOUR_MS, MAX_USAGE_BATCH } from "@gw/contracts";
+import { HOUR_MS, MAX_USAGE_BATCH, usageRecordsOf } from "@gw/contracts";
 
 export interface UsageSettings {
   host: string;
@@ -122,7 +122,7 @@ export function createUsageService(deps: UsageDeps): UsageService {
         // A failed batch is retried a few seconds later, for hours: a database outage delays the
         // ledger and loses nothing while the stream keeps the records.
         { durable: "usage", concurrency: deps.batch?.inFlight ?? CONSUME_CONCURRENCY, maxDeliver: 10_000, retryDelayMs: 5_000 },
-        ({ records }) => ingest.handleAll(records),
+        (message) => ingest.handleAll(usageRecordsOf(message)),
       );
       bodyConsumer = await deps.bus.consume("usage.bodies", { durable: "usage", concurrency: 16, maxDeliver: 10_000, retryDelayMs: 5_000 }, async (message) => {
         for (const [result, n] of Object.entries(await bodies.write(message.bodies, clock()))) if (n > 0) bodiesStored.inc({ result }, n);

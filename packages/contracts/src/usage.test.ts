@@ -1,0 +1,92 @@
+import { describe, expect, it } from "vitest";
+import { CallOutcome, TokenUsage, UsageRecord, UsageRecords, usageRecordsOf, usageRowFields, usageRowsMessage } from "./usage";
+
+const full: UsageRecord = {
+  request_id: "req_full",
+  started_at: 1_764_000_000_123,
+  duration_ms: 12.345,
+  workspace_id: "ws_a",
+  key_id: "key_a",
+  route: "/v1/async/{route}/{job_id}",
+  model: "team/model",
+  status: 502,
+  error_type: "upstream_error",
+  stream: false,
+  job_id: "job_1",
+  outcome: {
+    model: "shown",
+    provider: "openai",
+    upstream_model: "gpt-4o-mini",
+    attempts: 3,
+    upstream_ms: 0.412,
+    ttft_ms: 9.5,
+    usage: { input_tokens: 1200, output_tokens: 0, cached_input_tokens: 1024, cache_write_tokens: 5, reasoning_tokens: 40 },
+    units: { images: 2, audio_seconds: 1.5 },
+  },
+};
+const bare: UsageRecord = {
+  request_id: "req_bare",
+  started_at: 1,
+  duration_ms: 0,
+  workspace_id: "ws_a",
+  key_id: "key_a",
+  route: "/v1/models",
+  status: 200,
+  stream: true,
+};
+
+/** A message as the consumer gets it: through JSON, and the bus's schema check. */
+const overTheWire = (message: unknown) => UsageRecords.parse(JSON.parse(JSON.stringify(message)));
+
+describe("usage.records as rows", () => {
+  it("carries every field of a record there and back, and leaves absent ones absent", () => {
+    const records = [full, bare, { ...bare, request_id: "req_partial", outcome: { provider: "p", usage: { output_tokens: 7 } } }];
+    expect(usageRecordsOf(overTheWire(usageRowsMessage(records)))).toEqual(records);
+  });
+
+  it("has a place for every field the record's schema defines, so none is dropped on the way", () => {
+    const paths = [
+      ...Object.keys(UsageRecord.shape).filter((name) => name !== "outcome"),
+      ...Object.keys(CallOutcome.shape)
+        .filter((name) => name !== "usage")
+        .map((name) => `outcome.${name}`),
+      ...Object.keys(TokenUsage.shape).map((name) => `outcome.usage.${name}`),
+    ];
+    expect([...usageRowFields].sort()).toEqual(paths.sort());
+  });
+
+  it("is much smaller than the records as objects", () => {
+    const records = Array.from({ length: 256 }, (_, i) => ({ ...full, request_id: `req_${i}` }));
+    const rows = JSON.stringify(usageRowsMessage(records)).length;
+    expect(rows).toBeLessThan(0.7 * JSON.stringify({ records }).length);
+  });
+
+  it("reads a row by the message's own field list: another order, a field it does not know, fewer fields", () => {
+    const message = overTheWire({
+      fields: ["status", "request_id", "outcome.usage.input_tokens", "future_field", "outcome.provider"],
+      rows: [
+        [200, "req_1", 5, "x", null],
+        [404, "req_2"],
+      ],
+    });
+    expect(usageRecordsOf(message)).toEqual([
+      { status: 200, request_id: "req_1", outcome: { usage: { input_tokens: 5 } }, future_field: "x" },
+      { status: 404, request_id: "req_2" },
+    ]);
+  });
+
+  it("still reads records sent as objects, as publishers did before", () => {
+    expect(usageRecordsOf(overTheWire({ records: [full, bare] }))).toEqual([full, bare]);
+  });
+
+  it("passes a row that is not an array on as it is, for the ledger's check to refuse", () => {
+    expect(usageRecordsOf(overTheWire({ fields: ["request_id"], rows: ["req_1", { request_id: "req_2" }] }))).toEqual(["req_1", { request_id: "req_2" }]);
+  });
+
+  it("refuses field names that are not plain paths", () => {
+    for (const field of ["__proto__.polluted", "outcome..usage", "Request_id", "", "a.__proto__"]) {
+      expect(UsageRecords.safeParse({ fields: [field], rows: [[1]] }).success, field).toBe(false);
+    }
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+  });
+});
