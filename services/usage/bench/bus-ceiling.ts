@@ -9,7 +9,7 @@ import { spawnSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { createNatsBus, removeNatsNamespace } from "@gw/bus";
-import { MAX_USAGE_BATCH, usageBatchId, usageRecordsOf } from "@gw/contracts";
+import { MAX_USAGE_BATCH, usageBatchId, usageRecordsOf, usageRowsMessage } from "@gw/contracts";
 import { createLogger } from "@gw/logger";
 
 const { values: args } = parseArgs({
@@ -44,7 +44,7 @@ async function publish(namespace: string): Promise<void> {
     });
     // As ingress sends them: full batches, one message each.
     const batches = Array.from({ length: Math.ceil(chunk.length / MAX_USAGE_BATCH) }, (_, k) => chunk.slice(k * MAX_USAGE_BATCH, (k + 1) * MAX_USAGE_BATCH));
-    await Promise.all(batches.map((records) => bus.enqueue("usage.records", { records }, { msgId: usageBatchId(records) })));
+    await Promise.all(batches.map((records) => bus.enqueue("usage.records", usageRowsMessage(records), { msgId: usageBatchId(records) })));
   }
   await bus.close();
 }

@@ -18,7 +18,7 @@ import { spawnSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { type Bus, createInProcessBus, createNatsBus, removeNatsNamespace } from "@gw/bus";
-import { MAX_USAGE_BATCH, usageBatchId } from "@gw/contracts";
+import { MAX_USAGE_BATCH, usageBatchId, usageRowsMessage } from "@gw/contracts";
 import { type Db, runMigrations } from "@gw/db";
 import { createLogger } from "@gw/logger";
 import { createPricer } from "@gw/pricing";
@@ -60,7 +60,7 @@ async function publish(namespace: string): Promise<void> {
     const chunk = Array.from({ length: Math.min(2_000, total - i) }, (_, j) => recordAt(i + j));
     // As ingress sends them: full batches of MAX_USAGE_BATCH records, one message each.
     const batches = Array.from({ length: Math.ceil(chunk.length / MAX_USAGE_BATCH) }, (_, k) => chunk.slice(k * MAX_USAGE_BATCH, (k + 1) * MAX_USAGE_BATCH));
-    await Promise.all(batches.map((records) => publisher.enqueue("usage.records", { records }, { msgId: usageBatchId(records) })));
+    await Promise.all(batches.map((records) => publisher.enqueue("usage.records", usageRowsMessage(records), { msgId: usageBatchId(records) })));
   }
   await publisher.close();
 }
@@ -139,7 +139,7 @@ async function main(): Promise<void> {
       seconds = await throughService(db, memory, namespace, async () => {
         for (let i = 0; i < total; i += MAX_USAGE_BATCH) {
           const records = Array.from({ length: Math.min(MAX_USAGE_BATCH, total - i) }, (_, j) => recordAt(i + j));
-          await memory.enqueue("usage.records", { records }, { msgId: `m${i}` });
+          await memory.enqueue("usage.records", usageRowsMessage(records), { msgId: `m${i}` });
         }
       });
     } else {

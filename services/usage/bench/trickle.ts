@@ -17,7 +17,7 @@ import { readdirSync, readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { createNatsBus, removeNatsNamespace } from "@gw/bus";
-import { MAX_USAGE_BATCH, usageBatchId } from "@gw/contracts";
+import { MAX_USAGE_BATCH, usageBatchId, usageRowsMessage } from "@gw/contracts";
 import { createLogger } from "@gw/logger";
 import { benchDatabase, benchSecret as secret, benchUsageService } from "./bench-db";
 import { benchRecords } from "./records";
@@ -57,7 +57,7 @@ async function publish(namespace: string): Promise<void> {
     const wait = started + n * every - performance.now();
     if (wait > 0) await new Promise((r) => setTimeout(r, wait));
     const records = Array.from({ length: Math.min(perMessage, total - i) }, (_, j) => recordAt(from + i + j));
-    await bus.enqueue("usage.records", { records }, { msgId: usageBatchId(records) });
+    await bus.enqueue("usage.records", usageRowsMessage(records), { msgId: usageBatchId(records) });
   }
   await bus.close();
 }
