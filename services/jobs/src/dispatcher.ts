@@ -1,5 +1,5 @@
 import { PayloadTooLargeError, type Bus } from "@gw/bus";
-import { internalHeaders, jobStatuses, type JobEvent, type JobWork } from "@gw/contracts";
+import { internalHeaders, jobStatuses, type JobEvent, type JobWork, usageRowsMessage } from "@gw/contracts";
 import { errorTypeOf, GatewayError } from "@gw/errors";
 import { jobUsageRecord } from "./job-usage";
 import type { Logger } from "@gw/logger";
@@ -167,7 +167,7 @@ export class Dispatcher {
       const record = jobUsageRecord(id, job, { status: new GatewayError("upstream_timeout", "").status, errorType: errorTypeOf(envelope) });
       if (record)
         await this.bus
-          .enqueue("usage.records", { records: [record] }, { msgId: record.request_id })
+          .enqueue("usage.records", usageRowsMessage([record]), { msgId: record.request_id })
           .catch((err: unknown) => this.logger.warn({ err, job: id }, "jobs: a timed-out job's usage record could not be published"));
     }
     for (const job of await this.store.undispatched(OUTBOX_GRACE_MS, BATCH)) await this.dispatch(job);

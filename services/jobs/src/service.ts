@@ -11,6 +11,7 @@ import {
   type TokenSettlement,
   type UsageRecord,
   usageBatchId,
+  usageRowsMessage,
 } from "@gw/contracts";
 import type { Logger } from "@gw/logger";
 import { Catalog, createInternalHttp, UploadGate } from "@gw/service-kit";
@@ -102,7 +103,7 @@ export function createJobsService(deps: JobsDeps): JobsService {
   // only once its record is on the bus; the ledger keeps one record per request id).
   const usageRecords = new GroupCommit<UsageRecord, void>(
     async (records) => {
-      await deps.bus.enqueue("usage.records", { records }, { msgId: usageBatchId(records) });
+      await deps.bus.enqueue("usage.records", usageRowsMessage(records), { msgId: usageBatchId(records) });
       return records.map(() => undefined);
     },
     { maxItems: MAX_USAGE_BATCH },
