@@ -10,7 +10,9 @@
  * batch wait at `--wait` ms. A first trickle warms the service's code, as the live bench's warm-up
  * does; then its process CPU (all threads) is read for `--seconds` idle and over a second trickle,
  * and the difference a record is the figure. Run it under `node --no-memory-reducer --min-semi-space-size=16 --import tsx`
- * to keep V8's idle-time collections (tens of milliseconds at random) out of the idle reading.
+ * to keep V8's idle-time collections (tens of milliseconds at random) out of the idle reading, and for
+ * 40 s or more to read a steady state: after a warm-up of 3,000 records V8 is still optimising the
+ * service's code, and the figure reads about twice what it does after 10,000 (bench/README.md).
  */
 import { spawn } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
