@@ -58,7 +58,7 @@ function usage(service: Service) {
   // jobs's dispatcher, whose subject depends on the job's route (model routes or research).
   if (/\breportJobEvent\(/.test(code)) publishes.add("jobs.events");
   if (/\bworkSubjectFor\(/.test(code)) for (const s of ["jobs.work.inference", "jobs.work.tools"]) publishes.add(s);
-  if (/\bnew UsagePublisher\(/.test(code)) publishes.add("usage.records");
+  if (/\bnew UsagePublisher\(|\busageRecordsKind\.send\(/.test(code)) publishes.add("usage.records");
   const subscribes = [...code.matchAll(/\.subscribe\(\s*"([a-z.]+)"/g)].map((m) => m[1] ?? "");
   // service-kit's tracker of a worker's job attempts listens for superseded ones.
   if (/\bnew JobAttempts\(/.test(code)) subscribes.push("jobs.cancel");

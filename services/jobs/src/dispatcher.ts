@@ -1,9 +1,9 @@
 import { PayloadTooLargeError, type Bus } from "@gw/bus";
-import { internalHeaders, jobStatuses, type JobEvent, type JobWork, usageRowsMessage } from "@gw/contracts";
+import { internalHeaders, jobStatuses, type JobEvent, type JobWork } from "@gw/contracts";
 import { errorTypeOf, GatewayError } from "@gw/errors";
 import { jobUsageRecord } from "./job-usage";
 import type { Logger } from "@gw/logger";
-import { errorFormatFor } from "@gw/service-kit";
+import { errorFormatFor, usageRecordsKind } from "@gw/service-kit";
 import { traceHeaders } from "@gw/telemetry";
 import { workSubjectFor } from "./async-routes";
 import type { JobCredentials } from "./job-credentials";
@@ -166,8 +166,8 @@ export class Dispatcher {
       const envelope = timeoutError(job.route, maxAttempts);
       const record = jobUsageRecord(id, job, { status: new GatewayError("upstream_timeout", "").status, errorType: errorTypeOf(envelope) });
       if (record)
-        await this.bus
-          .enqueue("usage.records", usageRowsMessage([record]), { msgId: record.request_id })
+        await usageRecordsKind
+          .send(this.bus, [record])
           .catch((err: unknown) => this.logger.warn({ err, job: id }, "jobs: a timed-out job's usage record could not be published"));
     }
     for (const job of await this.store.undispatched(OUTBOX_GRACE_MS, BATCH)) await this.dispatch(job);

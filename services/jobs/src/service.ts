@@ -10,11 +10,9 @@ import {
   settlementBatchId,
   type TokenSettlement,
   type UsageRecord,
-  usageBatchId,
-  usageRowsMessage,
 } from "@gw/contracts";
 import type { Logger } from "@gw/logger";
-import { Catalog, createInternalHttp, UploadGate } from "@gw/service-kit";
+import { Catalog, createInternalHttp, UploadGate, usageRecordsKind } from "@gw/service-kit";
 import { withConsumerSpan } from "@gw/telemetry";
 import { admissionClient } from "./admission-client";
 import { BatchRunner } from "./batch-runner";
@@ -103,7 +101,7 @@ export function createJobsService(deps: JobsDeps): JobsService {
   // only once its record is on the bus; the ledger keeps one record per request id).
   const usageRecords = new GroupCommit<UsageRecord, void>(
     async (records) => {
-      await deps.bus.enqueue("usage.records", usageRowsMessage(records), { msgId: usageBatchId(records) });
+      await usageRecordsKind.send(deps.bus, records);
       return records.map(() => undefined);
     },
     { maxItems: MAX_USAGE_BATCH },
