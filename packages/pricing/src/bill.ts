@@ -1,6 +1,6 @@
 import type { TokenUsage, UsageUnits } from "@gw/contracts";
 import { type PricedItem, type PricedLine, type PricedUnit, pricedItems } from "./types";
-import { divRoundHalfUp, formatUsd, parseDecimal } from "./usd";
+import { divRoundHalfUp, formatPicoUsd, formatUsd, parseDecimal } from "./usd";
 
 /** A price table: picodollars (1e-12 USD) per `unitOf[item]`. A missing item is not billed. */
 export type Rates = Partial<Record<PricedItem, bigint>>;
@@ -80,11 +80,57 @@ function unitPriceText(price: bigint): string {
 }
 
 /**
- * Bills a request: one line per item with a non-zero quantity and a price, each amount rounded half
- * up to the picodollar once, and the cost the exact sum of the lines.
+ * Each rate's price of one counted thing (a token, an image) in whole picodollars, where the rate
+ * divides evenly (any price per million tokens with six decimals or fewer): such a line is an
+ * exact product with nothing to round, and fits a double for any count a request reports.
  */
-export function bill(rates: Rates, usage: TokenUsage, units: UsageUnits): { cost: bigint; lines: PricedLine[] } {
+const unitRates = new WeakMap<Rates, Partial<Record<PricedItem, number>>>();
+
+function unitRatesOf(rates: Rates): Partial<Record<PricedItem, number>> {
+  let made = unitRates.get(rates);
+  if (!made) {
+    made = {};
+    for (const item of pricedItems) {
+      const price = rateFor(rates, item);
+      const { per } = unitOf[item];
+      if (price !== undefined && price % per === 0n && price / per <= BigInt(Number.MAX_SAFE_INTEGER)) made[item] = Number(price / per);
+    }
+    unitRates.set(rates, made);
+  }
+  return made;
+}
+
+/**
+ * Bills a request: one line per item with a non-zero quantity and a price, each amount rounded half
+ * up to the picodollar once, and the cost the exact sum of the lines (as 12-decimal USD text).
+ */
+export function bill(rates: Rates, usage: TokenUsage, units: UsageUnits): { costUsd: string; lines: PricedLine[] } {
   const quantities = billedQuantities(usage, units);
+  return billInDoubles(rates, quantities) ?? billExactly(rates, quantities);
+}
+
+/**
+ * The common case without BigInt: whole counts at rates that divide evenly, each product and the
+ * sum exact integers below 2^53. Undefined when any line is not such a case (the exact path bills it).
+ */
+function billInDoubles(rates: Rates, quantities: Record<PricedItem, number>): { costUsd: string; lines: PricedLine[] } | undefined {
+  const perUnit = unitRatesOf(rates);
+  const lines: PricedLine[] = [];
+  let cost = 0;
+  for (const item of pricedItems) {
+    const quantity = quantities[item];
+    const price = quantity === 0 ? undefined : rateFor(rates, item);
+    if (price === undefined) continue;
+    const rate = perUnit[item];
+    const amount = rate === undefined ? Number.NaN : quantity * rate;
+    if (!Number.isSafeInteger(quantity) || !Number.isSafeInteger(amount)) return undefined;
+    cost += amount;
+    lines.push({ item, units: quantity, unit: unitOf[item].unit, unit_price_usd: unitPriceText(price), amount_usd: formatPicoUsd(amount) });
+  }
+  return Number.isSafeInteger(cost) ? { costUsd: formatPicoUsd(cost), lines } : undefined;
+}
+
+function billExactly(rates: Rates, quantities: Record<PricedItem, number>): { costUsd: string; lines: PricedLine[] } {
   const lines: PricedLine[] = [];
   let cost = 0n;
   for (const item of pricedItems) {
@@ -100,5 +146,5 @@ export function bill(rates: Rates, usage: TokenUsage, units: UsageUnits): { cost
     cost += amount;
     lines.push({ item, units: quantity, unit, unit_price_usd: unitPriceText(price), amount_usd: formatUsd(amount) });
   }
-  return { cost, lines };
+  return { costUsd: formatUsd(cost), lines };
 }

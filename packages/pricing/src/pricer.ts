@@ -4,7 +4,6 @@ import { bill, billedQuantities, isEmptyUsage, type Rates, unitOf } from "./bill
 import { modelPriceSheet, type PriceSheet, toolPriceSheet } from "./config-price";
 import { createLibraryPrices, libraryProviderId } from "./library-price";
 import { type PricedItem, pricedItems, type PriceInput, type Priced, type Pricer } from "./types";
-import { formatUsd } from "./usd";
 
 function unpriced(): Priced {
   return { cost_usd: null, price_version: null, lines: [] };
@@ -111,8 +110,8 @@ export function createPricer(config: GatewayConfig): Pricer {
       const sheet = sheetFor(input, usage, empty);
       if (!sheet) return unpriced();
       try {
-        const { cost, lines } = bill(sheet.rates, usage, units);
-        return { cost_usd: formatUsd(cost), price_version: sheet.version, lines };
+        const { costUsd, lines } = bill(sheet.rates, usage, units);
+        return { cost_usd: costUsd, price_version: sheet.version, lines };
       } catch (err) {
         // A count that is not a finite non-negative number cannot be billed: unpriced, never guessed.
         if (err instanceof RangeError) return unpriced();

@@ -1,5 +1,6 @@
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { addUsd, formatUsd, parseDecimal, toPicoUsd } from "./usd";
+import { addUsd, formatPicoUsd, formatUsd, parseDecimal, toPicoUsd } from "./usd";
 
 describe("parseDecimal", () => {
   it("when given plain, fractional and exponent forms, then it reads them exactly", () => {
@@ -24,6 +25,17 @@ describe("formatUsd and toPicoUsd", () => {
     expect(formatUsd(0n)).toBe("0.000000000000");
     expect(formatUsd(1n)).toBe("0.000000000001");
     expect(formatUsd(12_345_000_000_000_000n)).toBe("12345.000000000000");
+  });
+
+  it("when whole picodollars below 2^53 are written from a number, then the text is formatUsd's", () => {
+    fc.assert(
+      fc.property(fc.oneof(fc.integer({ min: -1e6, max: 1e6 }), fc.maxSafeInteger(), fc.maxSafeNat()), (pico) => {
+        expect(formatPicoUsd(pico)).toBe(formatUsd(BigInt(pico)));
+      }),
+      { numRuns: 2000 },
+    );
+    for (const edge of [0, 999_999_999_999, 1e12, 1e12 + 1, Number.MAX_SAFE_INTEGER]) expect(formatPicoUsd(edge)).toBe(formatUsd(BigInt(edge)));
+    for (const bad of [0.5, 2 ** 53, Number.NaN]) expect(() => formatPicoUsd(bad), String(bad)).toThrow(RangeError);
   });
 
   it("when a USD amount has more than 12 decimals, then it is rounded half up at the 12th", () => {

@@ -64,6 +64,25 @@ export function formatUsd(picoUsd: bigint): string {
   return formatDecimal(picoUsd, USD_DECIMALS);
 }
 
+const zeros = ["", "0", "00", "000", "0000", "00000"];
+
+/** 0 ≤ n < 1e6 in six digits. */
+function sixDigits(n: number): string {
+  const text = String(n);
+  return text.length < 6 ? `${zeros[6 - text.length]}${text}` : text;
+}
+
+/** Whole picodollars below 2^53 as a USD string, as formatUsd writes them, without BigInt. */
+export function formatPicoUsd(picoUsd: number): string {
+  if (!Number.isSafeInteger(picoUsd)) throw new RangeError(`not a whole number of picodollars below 2^53: ${picoUsd}`);
+  if (picoUsd < 0) return `-${formatPicoUsd(-picoUsd)}`;
+  // All exact: the remainder of an integer, a multiple of 1e12 divided by it. The fraction is
+  // written as two halves below 1e6, small integers V8 turns into text far faster than one of 1e12.
+  const fraction = picoUsd % 1e12;
+  const high = Math.floor(fraction / 1e6);
+  return `${(picoUsd - fraction) / 1e12}.${sixDigits(high)}${sixDigits(fraction - high * 1e6)}`;
+}
+
 /**
  * The exact sum of two non-negative USD decimal strings (any number of decimals, e.g. Postgres
  * numeric text), written with 12 decimal places or more when an operand has more.
