@@ -4,9 +4,12 @@
  */
 const DECIMAL = /^(-?)(\d+)(?:\.(\d+))?$/;
 
+/** DECIMAL without its groups: a test on every amount a record is priced with, so the cheaper form. */
+const DECIMAL_TEXT = /^-?\d+(?:\.\d+)?$/;
+
 /** A plain decimal (`-12.5`, `0.000123`): what Postgres numeric and these functions take. */
 export function isDecimal(text: string): boolean {
-  return DECIMAL.test(text);
+  return DECIMAL_TEXT.test(text);
 }
 
 interface Scaled {

@@ -5,8 +5,6 @@ import type { PriceLine, PriceResult, Pricer } from "../pricing";
 /** A record ready to be written: priced, cleaned, with the keys its roll-ups need. */
 export interface LedgerRow {
   record: UsageRecord;
-  /** The dedupe key inside a batch: request id and start. */
-  key: string;
   /** UTC day of the record's partition, `YYYYMMDD`. */
   day: string;
   /** Exact decimal, as the pricer wrote it; null when unpriced. */
@@ -30,9 +28,21 @@ function clean(text: string | undefined): string | undefined {
   return text?.includes("\u0000") ? text.replaceAll("\u0000", "\uFFFD") : text;
 }
 
+const nul = (text: string | undefined): boolean => text?.includes("\u0000") === true;
+
 function hasNul(r: UsageRecord): boolean {
-  const texts = [r.request_id, r.workspace_id, r.key_id, r.route, r.model, r.error_type, r.job_id, r.outcome?.provider, r.outcome?.upstream_model];
-  return texts.some((text) => text?.includes("\u0000"));
+  const o = r.outcome;
+  return (
+    nul(r.request_id) ||
+    nul(r.workspace_id) ||
+    nul(r.key_id) ||
+    nul(r.route) ||
+    nul(r.model) ||
+    nul(r.error_type) ||
+    nul(r.job_id) ||
+    nul(o?.provider) ||
+    nul(o?.upstream_model)
+  );
 }
 
 function cleanRecord(r: UsageRecord): UsageRecord {
@@ -112,14 +122,15 @@ export function toLedgerRow(raw: UsageRecord, pricer: Pricer): PricingOutcome {
   } catch (err) {
     pricingError = err;
   }
+  const { kind, name } = subjectOf(record);
   const row: LedgerRow = {
     record,
-    key: `${record.request_id}\u0000${record.started_at}`,
     day: dayOf(record.started_at),
     cost: priced.cost_usd,
     priceVersion: priced.price_version === null ? null : clean(priced.price_version),
     lines: priced.cost_usd === null ? [] : priced.lines,
-    ...subjectOf(record),
+    kind,
+    name,
   };
   return pricingError === undefined ? { row } : { row, pricingError };
 }

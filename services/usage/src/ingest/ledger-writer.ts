@@ -199,12 +199,14 @@ export class LedgerWriter {
    * after one has been met (the write-batch bench compares the two).
    */
   async write(batch: readonly LedgerRow[], { skipDuplicates = false }: { skipDuplicates?: boolean } = {}): Promise<WriteResult> {
-    // Two copies of one record in a batch (redelivered while the first was waiting) are one row.
-    const unique = new Map<string, LedgerRow>();
-    for (const row of batch) if (!unique.has(row.key)) unique.set(row.key, row);
     // In key order: two batches sharing records (a redelivery beside its first copy) then wait on
-    // each other's rows in one order, and never deadlock.
-    const rows = [...unique.values()].sort((x, y) => (x.key < y.key ? -1 : x.key > y.key ? 1 : 0));
+    // each other's rows in one order, and never deadlock. Two copies of one record in a batch
+    // (redelivered while the first was waiting) are one row: the sort is stable, the first is kept.
+    const rows: LedgerRow[] = [];
+    for (const row of [...batch].sort(byKey)) {
+      const last = rows[rows.length - 1];
+      if (last === undefined || byKey(last, row) !== 0) rows.push(row);
+    }
     await this.partitions.ensure(rows.map((r) => r.day));
     const params = [batchJson(rows), HISTOGRAM_BUCKETS];
     if (!skipDuplicates && Date.now() >= this.skipDuplicatesUntil) {
@@ -224,6 +226,13 @@ export class LedgerWriter {
     }
     return { inserted, duplicates: batch.length - inserted.length };
   }
+}
+
+/** The ledger's key order: request id, then start. */
+function byKey(x: LedgerRow, y: LedgerRow): number {
+  const a = x.record.request_id;
+  const b = y.record.request_id;
+  return a < b ? -1 : a > b ? 1 : x.record.started_at - y.record.started_at;
 }
 
 /** The batch as WRITE_BATCH reads it: an array per record, in FIELDS' order; null where a value is absent. */
