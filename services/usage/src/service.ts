@@ -33,8 +33,8 @@ export interface UsageDeps {
   /** Prices records; default `@gw/pricing` over `gateway`. */
   pricer?: Pricer;
   /**
-   * Batching of ingest (defaults: 500 records or 250 ms, two batches written at once, 64 messages
-   * of up to 256 records in flight from the bus; see Ingest for why 500), and how long batches skip
+   * Batching of ingest (defaults: 512 records or 250 ms, two batches written at once, 32 messages
+   * of up to 512 records in flight from the bus; see Ingest for why 512), and how long batches skip
    * records already written once one has met one (30 s; see LedgerWriter).
    */
   batch?: { maxItems?: number; maxWaitMs?: number; maxConcurrentWrites?: number; inFlight?: number; skipDuplicatesForMs?: number };
