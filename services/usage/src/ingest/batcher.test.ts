@@ -103,6 +103,24 @@ describe("when items are added one at a time", () => {
     expect(await settled(adds)).toEqual(["ok", "ok"]);
   });
 
+  it("then enough items go at once while nothing is being written, and wait for more while a batch is", async () => {
+    const writer = gatedWriter();
+    const batcher = new Batcher<number>({ maxItems: 10, enoughItems: 3, maxWaitMs: 50, maxConcurrentWrites: 2, write: writer.write });
+    const adds = [batcher.add([1, 2]), batcher.add([3])];
+    expect(writer.batches).toEqual([[1, 2, 3]]);
+    // One batch is being written: these wait for more, or for the wait to end.
+    adds.push(batcher.add([4, 5, 6]), batcher.add([7]));
+    expect(writer.batches).toEqual([[1, 2, 3]]);
+    await vi.advanceTimersByTimeAsync(50);
+    expect(writer.batches).toEqual([
+      [1, 2, 3],
+      [4, 5, 6, 7],
+    ]);
+    writer.release();
+    writer.release();
+    expect(await settled(adds)).toEqual(["ok", "ok", "ok", "ok"]);
+  });
+
   it("then a failed write rejects every item of its batch, and only those", async () => {
     const writer = gatedWriter();
     const batcher = new Batcher<number>({ maxItems: 2, maxWaitMs: 50, maxConcurrentWrites: 2, write: writer.write });

@@ -1,8 +1,14 @@
 export interface BatcherOptions<T> {
   /** A batch is written as soon as it has this many items… */
   maxItems: number;
-  /** …or this long after its first item arrived, whichever comes first. */
+  /** …or this long after its first item arrived, whichever comes first… */
   maxWaitMs: number;
+  /**
+   * …or at once when it holds this many and no batch is being written (default: maxItems). Waiting
+   * for more pays when they will come soon; a batch that is already large and would go alone
+   * anyway costs a second wake-up of the process for nothing.
+   */
+  enoughItems?: number;
   /** Batches being written at once; more wait (and fill up) meanwhile. */
   maxConcurrentWrites: number;
   /**
@@ -62,7 +68,12 @@ export class Batcher<T> {
 
   private kick(): void {
     const { maxItems, maxConcurrentWrites } = this.options;
-    while (this.writing < maxConcurrentWrites && this.items.length > 0 && (this.due || this.items.length >= maxItems)) {
+    const enough = this.options.enoughItems ?? maxItems;
+    while (
+      this.writing < maxConcurrentWrites &&
+      this.items.length > 0 &&
+      (this.due || this.items.length >= maxItems || (this.writing === 0 && this.items.length >= enough))
+    ) {
       const items = this.items.splice(0, maxItems);
       const groups = this.groups.splice(0, maxItems);
       this.writing += 1;
