@@ -40,10 +40,10 @@ export function streamNameOf(namespace: string, kind: StreamKind = "work"): stri
  * Limits of the usage stream: records wait here while the usage service is down. At the limit the
  * stream refuses new records (discard new) rather than dropping stored ones, and publishers keep
  * theirs in memory and retry; docs/operations.md says what to alert on first. A message holds up to
- * 512 records (a few at a light load), so a million is days of backlog at a moderate load and tens of
- * GB in practice (a typical record is about 215 bytes as a row). A count, not max_bytes: JetStream reserves a
- * byte limit against the server's store up front, and a server shared by several namespaces (or too
- * small) would then refuse the stream.
+ * 512 records (a few at a light load), so a million is days of backlog at a moderate load and tens
+ * of GB in practice (a typical record is about 215 bytes as a row). A count, not max_bytes:
+ * JetStream reserves a byte limit against the server's store up front, and a server shared by
+ * several namespaces (or too small) would then refuse the stream.
  */
 export const USAGE_STREAM_MAX_AGE_MS = 14 * 24 * 60 * 60 * 1000;
 export const USAGE_STREAM_MAX_MSGS = 1_000_000;

@@ -84,8 +84,9 @@ export type UsageRecord = z.infer<typeof UsageRecord>;
 /**
  * Most records one `usage.records` message carries. A message's JetStream publish and ack cost its
  * publisher and the ledger about as much CPU whatever it holds (bench/README.md), so the fewer the
- * better; 512 typical records, as rows, are about 110 KB. A batch of unusually large ones that would pass NATS's 1 MB is
- * refused before it is sent (PayloadTooLargeError), and the publisher sends it again in halves.
+ * better; 512 typical records, as rows, are about 110 KB. A batch of unusually large ones that
+ * would pass NATS's 1 MB is refused before it is sent (PayloadTooLargeError), and the publisher
+ * sends it again in halves.
  */
 export const MAX_USAGE_BATCH = 512;
 

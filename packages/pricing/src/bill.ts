@@ -82,7 +82,7 @@ function unitPriceText(price: bigint): string {
 /**
  * Each rate's price of one counted thing (a token, an image) in whole picodollars, where the rate
  * divides evenly (any price per million tokens with six decimals or fewer): such a line is an
- * exact product with nothing to round, and fits a double for any count a request reports.
+ * exact product with nothing to round, held in a double while it stays below 2^53.
  */
 const unitRates = new WeakMap<Rates, Partial<Record<PricedItem, number>>>();
 
