@@ -33,11 +33,19 @@ export interface UsageDeps {
   /** Prices records; default `@gw/pricing` over `gateway`. */
   pricer?: Pricer;
   /**
-   * Batching of ingest (defaults: 512 records or 250 ms, two batches written at once, 32 messages
-   * of up to 512 records in flight from the bus; see Ingest for why 512), and how long batches skip
-   * records already written once one has met one (30 s; see LedgerWriter).
+   * Batching of ingest (defaults: 512 records or 250 ms, 256 written at once while no batch is
+   * being written, two batches written at once, 32 messages of up to 512 records in flight from the
+   * bus; see Ingest for why 512), and how long batches skip records already written once one has
+   * met one (30 s; see LedgerWriter).
    */
-  batch?: { maxItems?: number; maxWaitMs?: number; maxConcurrentWrites?: number; inFlight?: number; skipDuplicatesForMs?: number };
+  batch?: {
+    maxItems?: number;
+    enoughItems?: number;
+    maxWaitMs?: number;
+    maxConcurrentWrites?: number;
+    inFlight?: number;
+    skipDuplicatesForMs?: number;
+  };
 }
 
 export interface UsageService {
