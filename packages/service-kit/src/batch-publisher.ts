@@ -129,9 +129,10 @@ export class BatchPublisher<T> {
 
   /**
    * Queues an item, or a function that makes it: an item made when its batch is formed costs less
-   * than one made alone after its request (it is made with others, in a loop, while warm).
+   * than one made alone after its request (it is made with others, in a loop, while warm). False
+   * when it was dropped: too many are waiting for the bus.
    */
-  publish(record: BatchSource<T>): void {
+  publish(record: BatchSource<T>): boolean {
     if (this.queue.length - this.head >= this.maxQueued) {
       this.dropped?.inc();
       const now = Date.now();
@@ -139,11 +140,12 @@ export class BatchPublisher<T> {
         this.lastDropLog = now;
         this.options.logger.error({ waiting: this.pending }, `${this.kind.noun}: the bus has refused them for too long; dropping new ones`);
       }
-      return;
+      return false;
     }
     this.queue.push(record);
     if (this.queue.length - this.head >= this.maxBatch) this.pump();
     else this.lingerTimer ??= setTimeout(this.linger, this.lingerMs);
+    return true;
   }
 
   /** Resolves once everything queued has been acknowledged, or after `timeoutMs` (what is left is logged). */

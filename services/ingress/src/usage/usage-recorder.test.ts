@@ -5,17 +5,23 @@ import { describe, expect, it } from "vitest";
 import { usageRecorder } from "./usage-recorder";
 
 /** A recorder whose publisher keeps what it is given, and makes the records on demand, as a batch does. */
-function recording() {
+function recording(refuse: (n: number) => boolean = () => false) {
   const sources: UsageSource[] = [];
-  const record = usageRecorder({ publish: (source: UsageSource) => sources.push(source) } as unknown as UsagePublisher);
+  let published = 0;
+  const publish = (source: UsageSource): boolean => {
+    if (refuse(published++)) return false;
+    sources.push(source);
+    return true;
+  };
+  const record = usageRecorder({ publish } as unknown as UsagePublisher);
   const made = (): UsageRecord[] => sources.map((s) => (typeof s === "function" ? s() : s)).filter((r): r is UsageRecord => r !== undefined);
   return { record, made };
 }
 
 /** A closed chat request, as the close listener sees it. */
-function closed(): { req: Request; res: Response } {
+function closed(requestId = "req_0123"): { req: Request; res: Response } {
   const locals = {
-    requestId: "req_0123",
+    requestId,
     identity: { workspace_id: "ws_a", key_id: "key_a" },
     target: { backend: "inference" },
     json: { model: "gpt-4o-mini", stream: false },
@@ -46,5 +52,15 @@ describe("the usage recorder", () => {
       stream: false,
       outcome: { provider: "openai", upstream_model: "gpt-4o-mini", attempts: 1, upstream_ms: 12.5, usage: { input_tokens: 10, output_tokens: 2 } },
     });
+  });
+
+  it("when the publisher refuses a record (too many waiting), then the next record is still the next request's", () => {
+    const { record, made } = recording((n) => n === 1);
+    for (const id of ["req_a", "req_b", "req_c"]) {
+      const { req, res } = closed(id);
+      record(req, res, 5, process.hrtime.bigint());
+    }
+    expect(made().map((r) => r.request_id)).toEqual(["req_a", "req_c"]);
+    expect(made()).toEqual([]);
   });
 });

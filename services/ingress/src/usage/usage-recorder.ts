@@ -1,8 +1,8 @@
 import type { Request, Response } from "express";
 import { CLIENT_CLOSED_STATUS, type UsageRecord } from "@gw/contracts";
 import { parseCallOutcome, type ServiceAppOptions, type UsagePublisher } from "@gw/service-kit";
-import type { RouteTarget } from "../routes";
 import { ledgerRouteOf } from "../routes";
+import { FactsTape, type UsageFacts } from "./facts-tape";
 
 declare global {
   namespace Express {
@@ -17,36 +17,29 @@ declare global {
   }
 }
 
-/** What a record needs from a closed request, read at once so the request can be let go. */
-interface UsageFacts {
-  requestId: string;
-  /** `process.hrtime.bigint()` at the request's start: its wall-clock time is read when the record is made. */
-  startedAt: bigint;
-  durationMs: number;
-  workspaceId: string;
-  keyId: string;
-  path: string;
-  target: RouteTarget;
-  status: number;
-  stream: boolean;
-  model: string | undefined;
-  errorType: string | undefined;
-  outcomeText: string | undefined;
-}
-
 /**
  * One usage record per request that reached a workspace, published when the answer is complete (or
  * the caller went away): ingress saw the whole exchange (the status and the time the caller got,
  * its own refusals, a backend that failed to answer), and the backend told it what the call used in
  * the `x-gw-outcome` header or trailer. Runs from the app's close listener (ServiceAppOptions.onClose)
- * and reads only what the record needs; the record itself is made later, a batch at a time, when the
- * publisher sends it (parsing and building records in a loop costs a fraction of doing it cold after
- * each request), and the bus does the I/O after that.
+ * and reads only what the record needs, onto a tape outside the JS heap (FactsTape); the record itself
+ * is made later, a batch at a time, when the publisher sends it (parsing and building records in a
+ * loop costs a fraction of doing it cold after each request), and the bus does the I/O after that.
  */
 export function usageRecorder(publisher: UsagePublisher): NonNullable<ServiceAppOptions["onClose"]> {
+  const tape = new FactsTape();
+  // One function for every record: each call makes the oldest facts' record, and the publisher
+  // calls it once per publish, in order.
+  const next = (): UsageRecord | undefined => {
+    const facts = tape.shift();
+    return facts && recordOf(facts);
+  };
   return (req, res, durationMs, startedAt) => {
     const facts = usageFactsOf(req, res, durationMs, startedAt);
-    if (facts) publisher.publish(() => recordOf(facts));
+    if (!facts) return;
+    // On the tape first: a full batch is made within publish.
+    tape.push(facts);
+    if (!publisher.publish(next)) tape.dropNewest();
   };
 }
 
@@ -62,7 +55,7 @@ function usageFactsOf(req: Request, res: Response, durationMs: number, startedAt
     requestId: res.locals.requestId,
     // No clock read here, after every answer, cold: the start's monotonic time is turned into wall
     // time when the record is made, a batch at a time.
-    startedAt,
+    startedAtNs: Number(startedAt),
     durationMs,
     workspaceId: identity.workspace_id,
     keyId: identity.key_id,
@@ -81,7 +74,7 @@ function recordOf(facts: UsageFacts): UsageRecord {
   const durationMs = Math.max(0, Math.round(facts.durationMs * 1000) / 1000);
   const record: UsageRecord = {
     request_id: facts.requestId,
-    started_at: Math.round(Date.now() - Number(process.hrtime.bigint() - facts.startedAt) / 1e6),
+    started_at: Math.round(Date.now() - (Number(process.hrtime.bigint()) - facts.startedAtNs) / 1e6),
     duration_ms: durationMs,
     workspace_id: facts.workspaceId,
     key_id: facts.keyId,
