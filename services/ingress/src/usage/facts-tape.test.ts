@@ -49,6 +49,12 @@ describe("the facts tape", () => {
     expect(tape.shift()).toEqual(odd);
   });
 
+  it("when a string holds a lone surrogate, then it comes back with U+FFFD in its place and the strings after it whole", () => {
+    const tape = new FactsTape();
+    tape.push(facts(1, { model: "a\uD800b", errorType: "c\uDC00", outcomeText: "p=openai" }));
+    expect(tape.shift()).toMatchObject({ model: "a\uFFFDb", errorType: "c\uFFFD", outcomeText: "p=openai", path: "/v1/chat/completions" });
+  });
+
   it("when pushes and shifts interleave past the buffer's size, then nothing is lost, reordered or altered", () => {
     // A small tape, so it compacts and grows many times.
     const tape = new FactsTape(256);

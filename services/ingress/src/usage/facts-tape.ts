@@ -21,10 +21,17 @@ const STREAM = 1;
 const MODEL = 2;
 const ERROR_TYPE = 4;
 const OUTCOME = 8;
-/** Two doubles, the status and the flags. */
-const FIXED_BYTES = 8 + 8 + 2 + 1;
-/** A string's length prefix. */
-const PREFIX = 4;
+
+/*
+ * One entry: two doubles (start, duration), then 32-bit words (status, flags, the text's bytes, and
+ * the UTF-16 lengths of the id, path, model and error type), then the five strings as one UTF-8
+ * text; each entry starts on 8 bytes, so typed-array views read and write the numbers.
+ */
+const STATUS = 4;
+const FLAGS = 5;
+const TEXT_BYTES = 6;
+const LENGTHS = 7;
+const HEADER_BYTES = 48;
 const REFS_PER_FACTS = 3;
 
 /**
@@ -34,10 +41,14 @@ const REFS_PER_FACTS = 3;
  * the bytes each scavenge kept). Here the strings a request made (its id, path, model and the
  * backend's report) and its numbers are bytes in one buffer outside the JS heap, which no
  * collection copies; what requests share (the key's identity, the route) is held by reference.
+ * Writing them is one encoding of one text and a few typed-array stores: cold, after every answer,
+ * each call into Node costs.
  */
 export class FactsTape {
-  private bytes: Buffer;
-  /** Where the oldest facts start, and where the next go. */
+  private bytes!: Buffer;
+  private f64!: Float64Array;
+  private u32!: Uint32Array;
+  /** Where the oldest facts start, and where the next go (multiples of 8). */
   private head = 0;
   private tail = 0;
   /** Where the newest facts start (for dropNewest). */
@@ -48,7 +59,7 @@ export class FactsTape {
   private refTail = 0;
 
   constructor(initialBytes = 64 * 1024) {
-    this.bytes = Buffer.allocUnsafeSlow(initialBytes);
+    this.use(Buffer.allocUnsafeSlow(align(Math.max(initialBytes, HEADER_BYTES))));
   }
 
   /** Facts held. */
@@ -57,27 +68,33 @@ export class FactsTape {
   }
 
   push(facts: UsageFacts): void {
-    const { requestId, path, model, errorType, outcomeText } = facts;
+    const { requestId, path } = facts;
+    const model = facts.model ?? "";
+    const errorType = facts.errorType ?? "";
+    const outcomeText = facts.outcomeText ?? "";
+    const text = requestId + path + model + errorType + outcomeText;
     // UTF-8 takes at most three bytes per UTF-16 unit.
-    let need = FIXED_BYTES + 2 * PREFIX + 3 * (requestId.length + path.length);
-    if (model !== undefined) need += PREFIX + 3 * model.length;
-    if (errorType !== undefined) need += PREFIX + 3 * errorType.length;
-    if (outcomeText !== undefined) need += PREFIX + 3 * outcomeText.length;
-    this.reserve(need);
-    const b = this.bytes;
-    let at = this.tail;
+    this.reserve(HEADER_BYTES + 3 * text.length + 8);
+    const at = this.tail;
     this.newest = at;
-    b.writeDoubleLE(facts.startedAtNs, at);
-    b.writeDoubleLE(facts.durationMs, at + 8);
-    b.writeUInt16LE(facts.status, at + 16);
-    b[at + 18] =
-      (facts.stream ? STREAM : 0) | (model !== undefined ? MODEL : 0) | (errorType !== undefined ? ERROR_TYPE : 0) | (outcomeText !== undefined ? OUTCOME : 0);
-    at = this.writeString(requestId, at + FIXED_BYTES);
-    at = this.writeString(path, at);
-    if (model !== undefined) at = this.writeString(model, at);
-    if (errorType !== undefined) at = this.writeString(errorType, at);
-    if (outcomeText !== undefined) at = this.writeString(outcomeText, at);
-    this.tail = at;
+    const d = at >>> 3;
+    this.f64[d] = facts.startedAtNs;
+    this.f64[d + 1] = facts.durationMs;
+    const u = at >>> 2;
+    const u32 = this.u32;
+    u32[u + STATUS] = facts.status;
+    u32[u + FLAGS] =
+      (facts.stream ? STREAM : 0) |
+      (facts.model !== undefined ? MODEL : 0) |
+      (facts.errorType !== undefined ? ERROR_TYPE : 0) |
+      (facts.outcomeText !== undefined ? OUTCOME : 0);
+    u32[u + LENGTHS] = requestId.length;
+    u32[u + LENGTHS + 1] = path.length;
+    u32[u + LENGTHS + 2] = model.length;
+    u32[u + LENGTHS + 3] = errorType.length;
+    const written = this.bytes.write(text, at + HEADER_BYTES, "utf8");
+    u32[u + TEXT_BYTES] = written;
+    this.tail = align(at + HEADER_BYTES + written);
     const refs = this.refs;
     refs[this.refTail] = facts.workspaceId;
     refs[this.refTail + 1] = facts.keyId;
@@ -97,49 +114,47 @@ export class FactsTape {
   /** The oldest facts, removed; undefined when none are held. */
   shift(): UsageFacts | undefined {
     if (this.refHead === this.refTail) return undefined;
-    const b = this.bytes;
     const at = this.head;
-    const flags = b[at + 18] as number;
-    this.head = at + FIXED_BYTES;
-    const requestId = this.readString();
-    const path = this.readString();
-    const model = flags & MODEL ? this.readString() : undefined;
-    const errorType = flags & ERROR_TYPE ? this.readString() : undefined;
-    const outcomeText = flags & OUTCOME ? this.readString() : undefined;
+    const u = at >>> 2;
+    const u32 = this.u32;
+    const flags = u32[u + FLAGS] as number;
+    const start = at + HEADER_BYTES;
+    const bytes = u32[u + TEXT_BYTES] as number;
+    // UTF-8 keeps every string's UTF-16 length (a lone surrogate becomes U+FFFD, one unit too), so
+    // the lengths cut the decoded text back into its strings.
+    const text = this.bytes.toString("utf8", start, start + bytes);
+    const idEnd = u32[u + LENGTHS] as number;
+    const pathEnd = idEnd + (u32[u + LENGTHS + 1] as number);
+    const modelEnd = pathEnd + (u32[u + LENGTHS + 2] as number);
+    const errorEnd = modelEnd + (u32[u + LENGTHS + 3] as number);
     const refs = this.refs;
     const r = this.refHead;
     const facts: UsageFacts = {
-      requestId,
-      startedAtNs: b.readDoubleLE(at),
-      durationMs: b.readDoubleLE(at + 8),
+      requestId: text.slice(0, idEnd),
+      startedAtNs: this.f64[at >>> 3] as number,
+      durationMs: this.f64[(at >>> 3) + 1] as number,
       workspaceId: refs[r] as string,
       keyId: refs[r + 1] as string,
-      path,
+      path: text.slice(idEnd, pathEnd),
       target: refs[r + 2] as RouteTarget,
-      status: b.readUInt16LE(at + 16),
+      status: u32[u + STATUS] as number,
       stream: (flags & STREAM) !== 0,
-      model,
-      errorType,
-      outcomeText,
+      model: flags & MODEL ? text.slice(pathEnd, modelEnd) : undefined,
+      errorType: flags & ERROR_TYPE ? text.slice(modelEnd, errorEnd) : undefined,
+      outcomeText: flags & OUTCOME ? text.slice(errorEnd) : undefined,
     };
     // Let go of a key's identity once its facts are made (it may be revoked and evicted).
     refs[r] = refs[r + 1] = refs[r + 2] = undefined;
     this.refHead = r + REFS_PER_FACTS;
+    this.head = align(start + bytes);
     this.resetIfEmpty();
     return facts;
   }
 
-  private writeString(value: string, at: number): number {
-    const written = this.bytes.write(value, at + PREFIX, "utf8");
-    this.bytes.writeUInt32LE(written, at);
-    return at + PREFIX + written;
-  }
-
-  private readString(): string {
-    const length = this.bytes.readUInt32LE(this.head);
-    const start = this.head + PREFIX;
-    this.head = start + length;
-    return this.bytes.toString("utf8", start, start + length);
+  private use(bytes: Buffer): void {
+    this.bytes = bytes;
+    this.f64 = new Float64Array(bytes.buffer, bytes.byteOffset, bytes.length >>> 3);
+    this.u32 = new Uint32Array(bytes.buffer, bytes.byteOffset, bytes.length >>> 2);
   }
 
   private resetIfEmpty(): void {
@@ -152,9 +167,9 @@ export class FactsTape {
   private reserve(need: number): void {
     if (this.tail + need <= this.bytes.length) return;
     const held = this.tail - this.head;
-    const target = this.bytes.length >= 2 * (held + need) ? this.bytes : Buffer.allocUnsafeSlow(Math.max(2 * this.bytes.length, 2 * (held + need)));
-    this.bytes.copy(target, 0, this.head, this.tail);
-    this.bytes = target;
+    const old = this.bytes;
+    if (old.length < 2 * (held + need)) this.use(Buffer.allocUnsafeSlow(align(Math.max(2 * old.length, 2 * (held + need)))));
+    old.copy(this.bytes, 0, this.head, this.tail);
     this.newest -= this.head;
     this.tail = held;
     this.head = 0;
@@ -168,4 +183,9 @@ export class FactsTape {
       this.refTail = live;
     }
   }
+}
+
+/** Rounded up to a multiple of 8. */
+function align(n: number): number {
+  return (n + 7) & ~7;
 }
