@@ -49,4 +49,41 @@ describe("LedgerWriter, two batches at once", () => {
       expect(await sum("SELECT sum(requests) AS n FROM usage.hourly_models WHERE workspace_id = $1")).toBe(1_200);
     }
   }, 60_000);
+
+  it("when durations go as whole microseconds, then each one read back is the double the record held, by either statement", async () => {
+    const pricer = testPricer();
+    const ws = freshWorkspace();
+    // Recorded to the microsecond, as ingress rounds them; one past 2^31 µs (35 minutes).
+    const durations = [0, 0.001, 0.2, 0.812, 1.25, 12.345, 999.999, 1234.567, 86_400_000.123];
+    const rows = durations.map(
+      (ms, i) =>
+        toLedgerRow(
+          record({
+            workspace_id: ws,
+            started_at: Date.UTC(2025, 0, 13, 1, i),
+            duration_ms: ms,
+            outcome: { provider: "openai", attempts: 1, upstream_ms: ms, ...(i % 2 ? { ttft_ms: ms } : {}) },
+          }),
+          pricer,
+        ).row!,
+    );
+    const partitions = new RecordPartitions(db);
+    await new LedgerWriter(db, partitions).write(rows.slice(0, 5));
+    await new LedgerWriter(db, partitions).write(rows.slice(3), { skipDuplicates: true });
+    const { rows: read } = await db.query<{ request_id: string; duration_ms: number; upstream_ms: number; ttft_ms: number | null }>(
+      "SELECT request_id, duration_ms, upstream_ms, ttft_ms FROM usage.records WHERE workspace_id = $1",
+      [ws],
+    );
+    const byId = new Map(read.map((r) => [r.request_id, r]));
+    expect(read).toHaveLength(durations.length);
+    for (const row of rows) {
+      const o = row.record.outcome;
+      expect(byId.get(row.record.request_id)).toEqual({
+        request_id: row.record.request_id,
+        duration_ms: row.record.duration_ms,
+        upstream_ms: o?.upstream_ms,
+        ttft_ms: o?.ttft_ms ?? null,
+      });
+    }
+  });
 });

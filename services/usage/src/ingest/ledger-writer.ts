@@ -74,6 +74,11 @@ const FIELDS = [
 const at = (field: (typeof FIELDS)[number]): number => FIELDS.indexOf(field);
 /** A record's value at its position, as the column type. */
 const cast = (field: (typeof FIELDS)[number], type = "text"): string => `(e->>${at(field)})::${type} AS ${field}`;
+/**
+ * A duration sent in whole microseconds, as milliseconds: the quotient is the double nearest the
+ * exact value, as parsing its decimal text would give.
+ */
+const castMicros = (field: (typeof FIELDS)[number]): string => `(e->>${at(field)})::float8 / 1000 AS ${field}`;
 
 /**
  * One statement per batch, whatever its size: one round trip, and atomic without BEGIN and COMMIT.
@@ -101,7 +106,7 @@ WITH src AS (
   SELECT t.i, ${cast("request_id")}, timestamptz 'epoch' + (e->>${at("started_at")})::int8 * interval '1 millisecond' AS started_at,
     ${cast("workspace_id")}, ${cast("key_id")}, ${cast("route")}, ${cast("model")}, ${cast("provider")}, ${cast("upstream_model")},
     ${cast("attempts", "int4")}, ${cast("status", "int2")}, ${cast("error_type")}, ${cast("stream", "bool")}, ${cast("job_id")},
-    ${cast("duration_ms", "float8")}, ${cast("ttft_ms", "float8")}, ${cast("upstream_ms", "float8")}, ${cast("input_tokens", "int8")},
+    ${castMicros("duration_ms")}, ${castMicros("ttft_ms")}, ${castMicros("upstream_ms")}, ${cast("input_tokens", "int8")},
     ${cast("output_tokens", "int8")}, ${cast("cached_input_tokens", "int8")}, ${cast("cache_write_tokens", "int8")},
     ${cast("reasoning_tokens", "int8")}, nullif(nullif(e->${at("units")}, 'null'), '{}') AS units, ${cast("cost_usd", "numeric")},
     ${cast("price_version")}, ${cast("bucket", "int2")}, ${cast("kind")}, ${cast("name")}, e->${at("lines")} AS lines
@@ -262,9 +267,9 @@ function batchJson(rows: readonly LedgerRow[]): string {
       r.error_type ?? null,
       r.stream,
       r.job_id ?? null,
-      r.duration_ms,
-      o?.ttft_ms ?? null,
-      o?.upstream_ms ?? null,
+      micros(r.duration_ms),
+      o?.ttft_ms === undefined ? null : micros(o.ttft_ms),
+      o?.upstream_ms === undefined ? null : micros(o.upstream_ms),
       u?.input_tokens ?? null,
       u?.output_tokens ?? null,
       u?.cached_input_tokens ?? null,
@@ -284,6 +289,14 @@ function batchJson(rows: readonly LedgerRow[]): string {
   // escape; sent as plain text it would become U+FFFD, so it does here too. An escaped backslash
   // followed by "ud" also matches, at the cost of the slower path only.
   return json.includes("\\ud") ? JSON.stringify(items, wellFormed) : json;
+}
+
+/**
+ * Milliseconds as whole microseconds, the resolution ingress records them at: JSON writes an
+ * integer faster than a fraction (the batch's JSON took a tenth less in a loop).
+ */
+function micros(ms: number): number {
+  return Math.round(ms * 1000);
 }
 
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
