@@ -4,7 +4,7 @@ import type { GatewayConfig } from "@gw/config";
 import { runMigrations, type Db } from "@gw/db";
 import type { Logger } from "@gw/logger";
 import { addCounter, createInternalHttp } from "@gw/service-kit";
-import { Ingest } from "./ingest/ingest";
+import { Ingest, type IngestOptions } from "./ingest/ingest";
 import { LedgerWriter } from "./ingest/ledger-writer";
 import { BodyStore } from "./bodies";
 import { RecordPartitions } from "./partitions";
@@ -38,14 +38,7 @@ export interface UsageDeps {
    * bus; see Ingest for why 512), and how long batches skip records already written once one has
    * met one (30 s; see LedgerWriter).
    */
-  batch?: {
-    maxItems?: number;
-    enoughItems?: number;
-    maxWaitMs?: number;
-    maxConcurrentWrites?: number;
-    inFlight?: number;
-    skipDuplicatesForMs?: number;
-  };
+  batch?: IngestOptions["batch"] & { inFlight?: number; skipDuplicatesForMs?: number };
 }
 
 export interface UsageService {

@@ -170,7 +170,6 @@ export class FactsTape {
     const old = this.bytes;
     if (old.length < 2 * (held + need)) this.use(Buffer.allocUnsafeSlow(align(Math.max(2 * old.length, 2 * (held + need)))));
     old.copy(this.bytes, 0, this.head, this.tail);
-    this.newest -= this.head;
     this.tail = held;
     this.head = 0;
     // The references move to the front too, so their array stays as long as what is held.

@@ -2,7 +2,7 @@ import { MAX_USAGE_BATCH, type UsageRecord } from "@gw/contracts";
 import type { Logger } from "@gw/logger";
 import type { Pricer } from "../pricing";
 import { retainedFrom } from "../partitions";
-import { Batcher } from "./batcher";
+import { Batcher, type BatcherOptions } from "./batcher";
 import { type LedgerRow, toLedgerRow } from "./ledger-row";
 import { isUsageRecord, usageRecordErrors } from "./record-check";
 import type { LedgerWriter, WriteResult } from "./ledger-writer";
@@ -26,7 +26,7 @@ export interface IngestOptions {
   retentionDays: number;
   /** Public model names of the configuration: the only values the unpriced metric's label takes. */
   models: ReadonlySet<string>;
-  batch?: { maxItems?: number; enoughItems?: number; maxWaitMs?: number; maxConcurrentWrites?: number };
+  batch?: Partial<Pick<BatcherOptions<LedgerRow>, "maxItems" | "enoughItems" | "maxWaitMs" | "maxConcurrentWrites">>;
 }
 
 // SQLSTATE classes of errors a record's own data can cause (a value out of range, a constraint, a
