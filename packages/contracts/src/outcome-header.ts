@@ -6,18 +6,45 @@ import { type CallOutcome, type TokenUsage, type UsageUnits, usageUnitNames } fr
  * `p=openai&um=gpt-4o-2024-08-06&a=1&uus=412500&in=1200&out=80&cr=1024&t=1280`. It is written on every
  * answer and read by ingress after each one: JSON, cold on each request, cost several times as much
  * to write and to check as a header value (bench/README.md).
+ */
+export function formatCallOutcome(outcome: CallOutcome, totalTokens?: number): string {
+  return formatOutcomeText(
+    outcome.model,
+    outcome.provider,
+    outcome.upstream_model,
+    outcome.attempts,
+    outcome.upstream_ms === undefined ? undefined : Math.round(outcome.upstream_ms * 1000),
+    outcome.ttft_ms === undefined ? undefined : Math.round(outcome.ttft_ms * 1000),
+    outcome.usage,
+    outcome.units,
+    totalTokens,
+  );
+}
+
+/**
+ * formatCallOutcome's text from the fields themselves, times in whole microseconds: inference writes
+ * it straight from its call meter after every answer, without making the outcome object first.
  *
  * Straight-line concatenation, no closures or entry loops: it runs once per answer, cold, and each
  * distinct piece of code touched then costs more than its instructions (bench/README.md).
  */
-export function formatCallOutcome(outcome: CallOutcome, totalTokens?: number): string {
-  let text = namesText(outcome.model, outcome.provider, outcome.upstream_model);
-  if (outcome.attempts !== undefined) text += `&a=${outcome.attempts}`;
+export function formatOutcomeText(
+  model: string | undefined,
+  provider: string | undefined,
+  upstreamModel: string | undefined,
+  attempts: number | undefined,
+  upstreamUs: number | undefined,
+  ttftUs: number | undefined,
+  usage: TokenUsage | undefined,
+  units: UsageUnits | undefined,
+  totalTokens: number | undefined,
+): string {
+  let text = namesText(model, provider, upstreamModel);
+  if (attempts !== undefined) text += `&a=${attempts}`;
   // Times in whole microseconds: writing a fraction cost several times as much as an integer, and
   // the upstream time is on every answer (the line was a fifth of this function in the live profile).
-  if (outcome.upstream_ms !== undefined) text += `&uus=${Math.round(outcome.upstream_ms * 1000)}`;
-  if (outcome.ttft_ms !== undefined) text += `&tus=${Math.round(outcome.ttft_ms * 1000)}`;
-  const usage = outcome.usage;
+  if (upstreamUs !== undefined) text += `&uus=${upstreamUs}`;
+  if (ttftUs !== undefined) text += `&tus=${ttftUs}`;
   if (usage) {
     if (usage.input_tokens !== undefined) text += `&in=${usage.input_tokens}`;
     if (usage.output_tokens !== undefined) text += `&out=${usage.output_tokens}`;
@@ -25,7 +52,6 @@ export function formatCallOutcome(outcome: CallOutcome, totalTokens?: number): s
     if (usage.cache_write_tokens !== undefined) text += `&cw=${usage.cache_write_tokens}`;
     if (usage.reasoning_tokens !== undefined) text += `&rs=${usage.reasoning_tokens}`;
   }
-  const units = outcome.units;
   if (units) {
     for (const name of usageUnitNames) {
       const value = units[name];

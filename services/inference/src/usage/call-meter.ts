@@ -1,5 +1,5 @@
 import type { Response } from "express";
-import { formatCallOutcome, internalHeaders, type CallOutcome, type MessagesUsage, type TokenUsage, type UsageUnits } from "@gw/contracts";
+import { formatOutcomeText, internalHeaders, type CallOutcome, type MessagesUsage, type TokenUsage, type UsageUnits } from "@gw/contracts";
 
 /**
  * What one call learned on its way through the fallback loop and the provider's answer: which
@@ -88,6 +88,25 @@ export class CallMeter {
     if (this.units) out.units = this.units;
     return out;
   }
+
+  /**
+   * `formatCallOutcome(this.outcome(), totalTokens)`, written from the fields: the header goes on
+   * every answer, and the outcome object and its rounding were most of what it cost (bench/README.md).
+   */
+  outcomeText(totalTokens?: number): string {
+    const called = this.attempts > 0;
+    return formatOutcomeText(
+      this.showModel ? this.requestModel : undefined,
+      this.provider,
+      this.upstreamModel,
+      called ? this.attempts : undefined,
+      called ? Math.round(this.upstreamMs * 1000) : undefined,
+      this.ttftMs === undefined ? undefined : Math.round(this.ttftMs * 1000),
+      this.usage,
+      this.units,
+      totalTokens,
+    );
+  }
 }
 
 function round(ms: number): number {
@@ -159,12 +178,12 @@ export function meterOf(res: Response, route: string): CallMeter {
 export function setOutcomeHeader(res: Response, totalTokens?: number): boolean {
   const meter = res.locals.callMeter;
   if (!meter) return false;
-  if (!res.headersSent) res.setHeader(internalHeaders.outcome, formatCallOutcome(meter.outcome(), totalTokens));
+  if (!res.headersSent) res.setHeader(internalHeaders.outcome, meter.outcomeText(totalTokens));
   return true;
 }
 
 /** A stream's outcome goes in a trailer (announced by startSse): only its end knows the usage. */
 export function outcomeTrailer(res: Response, totalTokens?: number): Record<string, string> {
   const meter = res.locals.callMeter;
-  return meter ? { [internalHeaders.outcome]: formatCallOutcome(meter.outcome(), totalTokens) } : {};
+  return meter ? { [internalHeaders.outcome]: meter.outcomeText(totalTokens) } : {};
 }
