@@ -86,4 +86,15 @@ describe("LedgerWriter, two batches at once", () => {
       });
     }
   });
+
+  it("when a name holds a lone UTF-16 surrogate, then its record is written with U+FFFD in its place and the batch's others as they came", async () => {
+    const pricer = testPricer();
+    const ws = freshWorkspace();
+    // JSON escapes a lone surrogate as \udXXX, which Postgres's jsonb refuses; a pair is a character.
+    const models = ["gpt-test", "half \ud83d of a pair", "whole \ud83d\ude00 pair", "low \ude00 alone", "escaped \\ud83d text"];
+    const rows = models.map((model, i) => toLedgerRow(record({ workspace_id: ws, started_at: Date.UTC(2025, 0, 14, 2, i), model }), pricer).row!);
+    await new LedgerWriter(db, new RecordPartitions(db)).write(rows);
+    const { rows: read } = await db.query<{ model: string }>("SELECT model FROM usage.records WHERE workspace_id = $1 ORDER BY started_at", [ws]);
+    expect(read.map((r) => r.model)).toEqual(["gpt-test", "half \ufffd of a pair", "whole \ud83d\ude00 pair", "low \ufffd alone", "escaped \\ud83d text"]);
+  });
 });
