@@ -1,4 +1,4 @@
-import { type CallOutcome, type TokenUsage, type UsageUnits, usageUnitNames } from "./usage";
+import { type CallOutcome, type TokenUsage, type UsageUnits, usageUnitNames, wholeMicros } from "./usage";
 
 /**
  * The `x-gw-outcome` header's text: `name=value` pairs joined by `&`, names short and fixed, text
@@ -13,8 +13,8 @@ export function formatCallOutcome(outcome: CallOutcome, totalTokens?: number): s
     outcome.provider,
     outcome.upstream_model,
     outcome.attempts,
-    outcome.upstream_ms === undefined ? undefined : Math.round(outcome.upstream_ms * 1000),
-    outcome.ttft_ms === undefined ? undefined : Math.round(outcome.ttft_ms * 1000),
+    outcome.upstream_ms === undefined ? undefined : wholeMicros(outcome.upstream_ms),
+    outcome.ttft_ms === undefined ? undefined : wholeMicros(outcome.ttft_ms),
     outcome.usage,
     outcome.units,
     totalTokens,

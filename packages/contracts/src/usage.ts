@@ -55,6 +55,14 @@ export const CallOutcome = z.object({
 export type CallOutcome = z.infer<typeof CallOutcome>;
 
 /**
+ * Milliseconds as whole microseconds: the resolution a usage record's times are kept at (its `_ms`
+ * fields round to it, and the outcome header and the ledger's batch carry them so).
+ */
+export function wholeMicros(ms: number): number {
+  return Math.round(ms * 1000);
+}
+
+/**
  * One request that reached a workspace, published once its answer is complete by the service that
  * saw the whole exchange: ingress for live calls and refusals, jobs for an async job (under the
  * request id of the call that created it). `request_id` is the `x-request-id` the caller saw; the

@@ -1,5 +1,5 @@
 import type { Response } from "express";
-import { formatOutcomeText, internalHeaders, type CallOutcome, type MessagesUsage, type TokenUsage, type UsageUnits } from "@gw/contracts";
+import { formatOutcomeText, internalHeaders, type CallOutcome, type MessagesUsage, type TokenUsage, type UsageUnits, wholeMicros } from "@gw/contracts";
 
 /**
  * What one call learned on its way through the fallback loop and the provider's answer: which
@@ -100,8 +100,8 @@ export class CallMeter {
       this.provider,
       this.upstreamModel,
       called ? this.attempts : undefined,
-      called ? Math.round(this.upstreamMs * 1000) : undefined,
-      this.ttftMs === undefined ? undefined : Math.round(this.ttftMs * 1000),
+      called ? wholeMicros(this.upstreamMs) : undefined,
+      this.ttftMs === undefined ? undefined : wholeMicros(this.ttftMs),
       this.usage,
       this.units,
       totalTokens,
@@ -110,7 +110,7 @@ export class CallMeter {
 }
 
 function round(ms: number): number {
-  return Math.round(ms * 1000) / 1000;
+  return wholeMicros(ms) / 1000;
 }
 
 function isCount(value: unknown): value is number {

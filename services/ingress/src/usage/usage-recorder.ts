@@ -1,5 +1,5 @@
 import type { Request, Response } from "express";
-import { CLIENT_CLOSED_STATUS, type UsageRecord } from "@gw/contracts";
+import { CLIENT_CLOSED_STATUS, type UsageRecord, wholeMicros } from "@gw/contracts";
 import { parseCallOutcome, type ServiceAppOptions, type UsagePublisher } from "@gw/service-kit";
 import { ledgerRouteOf } from "../routes";
 import { FactsTape, type UsageFacts } from "./facts-tape";
@@ -71,7 +71,7 @@ function usageFactsOf(req: Request, res: Response, durationMs: number, startedAt
 
 function recordOf(facts: UsageFacts): UsageRecord {
   const route = ledgerRouteOf(facts.path, facts.target);
-  const durationMs = Math.max(0, Math.round(facts.durationMs * 1000) / 1000);
+  const durationMs = Math.max(0, wholeMicros(facts.durationMs) / 1000);
   const record: UsageRecord = {
     request_id: facts.requestId,
     started_at: Math.round(Date.now() - (Number(process.hrtime.bigint()) - facts.startedAtNs) / 1e6),
