@@ -46,15 +46,28 @@ export function createLogger(config: LoggerConfig): Logger {
   if (config.destination) return withRedactor(pino(options, config.destination));
   // pino writes asynchronously through sonic-boom, so logging never blocks the request path. Lines
   // are batched up to 4 KiB; a quiet process still writes within a second (a warning that Redis
-  // is down must not wait for 4 KiB of other lines).
+  // is down must not wait for 4 KiB of other lines). The flush is timed from the first line
+  // buffered, not by an interval: an idle process then never wakes for it (each wake-up, and
+  // sonic-boom's empty write, costs CPU on every idle pod).
   const destination = pino.destination({ dest: 1, sync: false, minLength: 4096 });
-  setInterval(() => {
+  let flushDue = false;
+  const flush = () => {
+    flushDue = false;
     try {
       destination.flush();
     } catch {
       // not open yet, or already closed
     }
-  }, 1_000).unref();
+  };
+  options.hooks = {
+    streamWrite: (line) => {
+      if (!flushDue) {
+        flushDue = true;
+        setTimeout(flush, 1_000).unref();
+      }
+      return redactor.line(line);
+    },
+  };
   return withRedactor(pino(options, destination));
 }
 
