@@ -111,6 +111,25 @@ describe("createGenAiMetrics: observeCall", () => {
     expect(await find("gw_gen_ai_cost_usd_total", { gen_ai_operation_name: "embeddings" })).toEqual([]);
   });
 
+  it("when the counter is read between calls, then each cost is counted once", async () => {
+    const { genAi, value } = setup();
+    const chat = { operation: "chat", provider: "openai", requestModel: "gpt-4o-mini", durationS: 1 };
+    genAi.observeCall({ ...chat, costUsd: 0.25 });
+    expect(await value("gw_gen_ai_cost_usd_total", call)).toBe(0.25);
+    expect(await value("gw_gen_ai_cost_usd_total", call)).toBe(0.25);
+    genAi.observeCall({ ...chat, costUsd: 0.5 });
+    genAi.observeCall({ ...chat, costUsd: 0.125 });
+    expect(await value("gw_gen_ai_cost_usd_total", call)).toBe(0.875);
+  });
+
+  it("when the series pass their cap and are forgotten, then the cost observed on them is still counted", async () => {
+    const { genAi, value } = setup({ maxValuesPerLabel: 20_000 });
+    genAi.observeCall({ operation: "chat", provider: "openai", requestModel: "gpt-4o-mini", durationS: 1, costUsd: 0.5 });
+    for (let i = 0; i < 10_000; i++) genAi.observeCall({ operation: "chat", provider: "openai", requestModel: `m${i}`, durationS: 1 });
+    genAi.observeCall({ operation: "chat", provider: "openai", requestModel: "gpt-4o-mini", durationS: 1, costUsd: 0.25 });
+    expect(await value("gw_gen_ai_cost_usd_total", call)).toBe(0.75);
+  });
+
   it("when a measurement is negative or not a number, then it is dropped and nothing throws", async () => {
     const { genAi, find } = setup();
     const bad = { operation: "chat", provider: "openai", requestModel: "gpt-4o-mini" };

@@ -143,6 +143,8 @@ interface CallSeries {
   ttft: HistogramSeries;
   /** One per genAiTokenTypes entry, in its order. */
   tokens: HistogramSeries[];
+  /** Cost observed since the cost counter was last read, added to it then. */
+  cost: number;
 }
 const MAX_LABEL_SETS = 10_000;
 
@@ -178,11 +180,20 @@ export function createGenAiMetrics(metrics: ServiceMetrics, options: GenAiMetric
     buckets: GEN_AI_TTFT_BUCKETS,
     registers,
   });
-  const cost = new Counter({
+  // A call's cost is summed on its series and added to the counter when the counter is read:
+  // prom-client's inc validates the labels and builds their key on every call.
+  const settleCost = (series: CallSeries): void => {
+    if (series.cost > 0) cost.inc(series.call, series.cost);
+    series.cost = 0;
+  };
+  const cost: Counter<(typeof callLabels)[number]> = new Counter({
     name: "gw_gen_ai_cost_usd_total",
     help: "Estimated cost of GenAI calls in US dollars, from the configured prices",
     labelNames: callLabels,
     registers,
+    collect() {
+      for (const series of callSeries.values()) settleCost(series);
+    },
   });
   const retries = new Counter({ name: "gw_upstream_retries_total", help: "Retries of upstream calls, by deployment", labelNames: ["deployment"], registers });
   const fallbacks = new Counter({
@@ -226,8 +237,12 @@ export function createGenAiMetrics(metrics: ServiceMetrics, options: GenAiMetric
         duration: duration.series(call.errorType === undefined ? labels : { ...labels, error_type: guard.value("error_type", call.errorType) }),
         ttft: ttft.series(labels),
         tokens: genAiTokenTypes.map(([, type]) => tokens.series({ ...labels, gen_ai_token_type: type })),
+        cost: 0,
       };
-      if (callSeries.size >= MAX_LABEL_SETS) callSeries.clear();
+      if (callSeries.size >= MAX_LABEL_SETS) {
+        for (const old of callSeries.values()) settleCost(old);
+        callSeries.clear();
+      }
       callSeries.set(key, series);
     }
     return series;
@@ -244,7 +259,7 @@ export function createGenAiMetrics(metrics: ServiceMetrics, options: GenAiMetric
           if (measurable(count)) (series.tokens[i] as HistogramSeries).observe(count);
         }
       }
-      if (measurable(call.costUsd)) cost.inc(series.call, call.costUsd);
+      if (measurable(call.costUsd)) series.cost += call.costUsd;
     },
     retry(name) {
       retries.inc({ deployment: deployment(name) });

@@ -66,6 +66,29 @@ export class CallMeter {
     this.units = { ...this.units, [name]: value };
   }
 
+  /** The deployment's provider that answered last, or was tried last. */
+  get calledProvider(): string | undefined {
+    return this.provider;
+  }
+
+  get calledUpstreamModel(): string | undefined {
+    return this.upstreamModel;
+  }
+
+  /** Time to the first event of a stream, unrounded. */
+  get firstEventMs(): number | undefined {
+    return this.ttftMs;
+  }
+
+  /** Usage as reported so far (possibly with no count in it). */
+  get reportedUsage(): Readonly<TokenUsage> | undefined {
+    return this.usage;
+  }
+
+  get reportedUnits(): Readonly<UsageUnits> | undefined {
+    return this.units;
+  }
+
   outcome(): CallOutcome {
     const out: CallOutcome = {};
     if (this.showModel && this.requestModel !== undefined) out.model = this.requestModel;

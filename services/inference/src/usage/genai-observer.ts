@@ -85,24 +85,27 @@ export function genAiObserver(genAi: GenAiMetrics, pricer?: Pricer): GenAiObserv
 }
 
 function observe(genAi: GenAiMetrics, pricer: Pricer | undefined, call: EndedCall): void {
-  const outcome = call.meter.outcome();
-  const provider = outcome.provider;
-  const model = call.meter.requestModel;
+  // Read from the meter's fields: its outcome() object and rounding are for the ledger.
+  const { meter } = call;
+  const provider = meter.calledProvider;
+  const model = meter.requestModel;
   if (!provider || !model) return;
+  const usage = meter.reportedUsage;
+  const ttftMs = meter.firstEventMs;
   // A metric's sum, not money kept (the ledger holds the exact amounts): the float pricing budgets
   // use, without the exact path's BigInt arithmetic and decimal strings.
   const nanoUsd = pricer?.nano?.(
-    { model, provider, upstream_model: outcome.upstream_model, route: call.path, usage: outcome.usage, units: outcome.units },
+    { model, provider, upstream_model: meter.calledUpstreamModel, route: call.path, usage, units: meter.reportedUnits },
     "nearest",
   );
   genAi.observeCall({
     operation: call.operation,
     provider,
     requestModel: model,
-    ...(call.errorType !== undefined ? { errorType: call.errorType } : {}),
+    errorType: call.errorType,
     durationS: call.durationMs / 1000,
-    ...(outcome.ttft_ms !== undefined ? { ttftS: outcome.ttft_ms / 1000 } : {}),
-    ...(outcome.usage ? { usage: outcome.usage } : {}),
-    ...(nanoUsd ? { costUsd: nanoUsd / 1e9 } : {}),
+    ttftS: ttftMs === undefined ? undefined : ttftMs / 1000,
+    usage,
+    costUsd: nanoUsd ? nanoUsd / 1e9 : undefined,
   });
 }
