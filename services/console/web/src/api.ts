@@ -67,10 +67,24 @@ function secondsUntil(date: string): number | null {
   return Number.isNaN(at) ? null : Math.max(0, Math.ceil((at - Date.now()) / 1000));
 }
 
+/** Every read in flight, so that signing out can drop them (abortReads). */
+let reads = new AbortController();
+
+/**
+ * Drops the reads in flight; later reads go ahead. Signing out calls it first: a read the server
+ * answered after the session ended would be a 401 for a page already gone (the browser logs it).
+ */
+export function abortReads(): void {
+  reads.abort();
+  reads = new AbortController();
+}
+
 export async function api<T>(method: string, path: string, body?: unknown, query?: Query): Promise<T> {
   const headers: Record<string, string> = { accept: "application/json" };
   if (body !== undefined) headers["content-type"] = "application/json";
-  if (method !== "GET" && method !== "HEAD" && csrfToken) headers["x-csrf-token"] = csrfToken;
+  const read = method === "GET" || method === "HEAD";
+  if (!read && csrfToken) headers["x-csrf-token"] = csrfToken;
+  const signal = read ? reads.signal : undefined;
   let res: Response;
   try {
     res = await fetch(withQuery(`${API}${path}`, query), {
@@ -78,8 +92,10 @@ export async function api<T>(method: string, path: string, body?: unknown, query
       headers,
       credentials: "same-origin",
       body: body === undefined ? undefined : JSON.stringify(body),
+      signal,
     });
-  } catch {
+  } catch (err) {
+    if (signal?.aborted) throw err;
     throw new ApiError(0, "The console could not be reached; check your connection and try again");
   }
   if (!res.ok) throw await errorOf(res);

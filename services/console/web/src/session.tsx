@@ -1,7 +1,7 @@
 import { useQuery, useQueryClient } from "@tanstack/react-query";
 import { createContext, useContext, type ReactNode } from "react";
 import { Navigate, useLocation } from "react-router";
-import { ApiError, BASE, get, post, setCsrfToken } from "./api";
+import { abortReads, ApiError, BASE, get, post, setCsrfToken } from "./api";
 import { ErrorBox, Loading } from "./components/States";
 import type { ConsoleSession } from "./types";
 
@@ -60,6 +60,9 @@ export function RequireSession({ children }: { children: ReactNode }) {
 export function useSignOut() {
   const client = useQueryClient();
   return async (everywhere: boolean) => {
+    // Reads still in flight (a page's first loads) go first, and their retries with them.
+    await client.cancelQueries();
+    abortReads();
     try {
       await post(everywhere ? "/sign-out/everywhere" : "/sign-out");
     } finally {
