@@ -42,7 +42,7 @@ setInterval(() => {}, 60_000);
     });
     try {
       const first = await lines(() => out, 1, 10_000);
-      expect(first.map((l) => JSON.parse(l).msg)).toEqual(["first"]);
+      expect(JSON.parse(first[0] ?? "{}").msg).toBe("first");
       const both = await lines(() => out, 2, 10_000);
       expect(both.map((l) => JSON.parse(l))).toMatchObject([
         { service: "quiet", n: 1, msg: "first" },
