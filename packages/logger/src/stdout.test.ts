@@ -4,19 +4,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
+import { until } from "@gw/testkit";
 
 const dir = mkdtempSync(join(tmpdir(), "gw-logger-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
-
-/** Polls `read` until it holds `count` lines or the deadline passes. */
-async function lines(read: () => string, count: number, deadlineMs: number): Promise<string[]> {
-  const until = Date.now() + deadlineMs;
-  for (;;) {
-    const got = read().split("\n").filter(Boolean);
-    if (got.length >= count || Date.now() > until) return got;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
 
 describe("createLogger writing to stdout", () => {
   it("when a process stays up and goes quiet, then each line it buffered is written within a few seconds", async () => {
@@ -40,11 +31,12 @@ setInterval(() => {}, 60_000);
     proc.stdout.on("data", (chunk: Buffer) => {
       out += chunk.toString("utf8");
     });
+    const lines = () => out.split("\n").filter(Boolean);
     try {
-      const first = await lines(() => out, 1, 10_000);
-      expect(JSON.parse(first[0] ?? "{}").msg).toBe("first");
-      const both = await lines(() => out, 2, 10_000);
-      expect(both.map((l) => JSON.parse(l))).toMatchObject([
+      await until(() => lines().length >= 1, "the first line", 10_000);
+      expect(JSON.parse(lines()[0] ?? "{}").msg).toBe("first");
+      await until(() => lines().length >= 2, "the second line", 10_000);
+      expect(lines().map((l) => JSON.parse(l))).toMatchObject([
         { service: "quiet", n: 1, msg: "first" },
         { service: "quiet", n: 2, msg: "second" },
       ]);
