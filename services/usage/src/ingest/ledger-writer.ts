@@ -243,18 +243,15 @@ function byKey(x: LedgerRow, y: LedgerRow): number {
 
 /** The batch as WRITE_BATCH reads it: an array per record, in FIELDS' order; null where a value is absent. */
 function batchJson(rows: readonly LedgerRow[]): string {
-  const items = new Array<unknown[]>(rows.length);
+  const items: unknown[][] = [];
   for (let k = 0; k < rows.length; k++) {
     const row = rows[k]!;
     const r = row.record;
     const o = r.outcome;
     const u = o?.usage;
-    const lines = new Array<unknown[]>(row.lines.length);
-    for (let n = 0; n < lines.length; n++) {
-      const l = row.lines[n]!;
-      lines[n] = [l.item, l.units, l.unit, l.unit_price_usd, l.amount_usd];
-    }
-    items[k] = [
+    const lines: unknown[][] = [];
+    for (const l of row.lines) lines.push([l.item, l.units, l.unit, l.unit_price_usd, l.amount_usd]);
+    items.push([
       r.request_id,
       r.started_at,
       r.workspace_id,
@@ -285,7 +282,7 @@ function batchJson(rows: readonly LedgerRow[]): string {
       row.kind,
       row.name,
       lines,
-    ];
+    ]);
   }
   const json = JSON.stringify(items);
   // JSON escapes a lone UTF-16 surrogate (a client-chosen name can hold one) and Postgres refuses the
