@@ -79,23 +79,37 @@ function unitPriceText(price: bigint): string {
   return text;
 }
 
-/**
- * Each rate's price of one counted thing (a token, an image) in whole picodollars, where the rate
- * divides evenly (any price per million tokens with six decimals or fewer): such a line is an
- * exact product with nothing to round, held in a double while it stays below 2^53.
- */
-const unitRates = new WeakMap<Rates, Partial<Record<PricedItem, number>>>();
+/** One item a sheet prices, as the doubles path bills it. */
+interface DoubleRate {
+  item: PricedItem;
+  /**
+   * The price of one counted thing (a token, an image) in whole picodollars, where the rate divides
+   * evenly (any price per million tokens with six decimals or fewer): such a line is an exact product
+   * with nothing to round, held in a double while it stays below 2^53. Undefined otherwise.
+   */
+  perUnit: number | undefined;
+  unit: PricedUnit;
+  unitPrice: string;
+}
 
-function unitRatesOf(rates: Rates): Partial<Record<PricedItem, number>> {
-  let made = unitRates.get(rates);
+/**
+ * The items a sheet prices, in `pricedItems`' order, made once per sheet: a request then visits the
+ * two or three a sheet has, not all ten with a lookup and a fallback each.
+ */
+const doubleRates = new WeakMap<Rates, DoubleRate[]>();
+
+function doubleRatesOf(rates: Rates): DoubleRate[] {
+  let made = doubleRates.get(rates);
   if (!made) {
-    made = {};
+    made = [];
     for (const item of pricedItems) {
       const price = rateFor(rates, item);
-      const { per } = unitOf[item];
-      if (price !== undefined && price % per === 0n && price / per <= BigInt(Number.MAX_SAFE_INTEGER)) made[item] = Number(price / per);
+      if (price === undefined) continue;
+      const { unit, per } = unitOf[item];
+      const perUnit = price % per === 0n && price / per <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(price / per) : undefined;
+      made.push({ item, perUnit, unit, unitPrice: unitPriceText(price) });
     }
-    unitRates.set(rates, made);
+    doubleRates.set(rates, made);
   }
   return made;
 }
@@ -114,18 +128,15 @@ export function bill(rates: Rates, usage: TokenUsage, units: UsageUnits): { cost
  * sum exact integers below 2^53. Undefined when any line is not such a case (the exact path bills it).
  */
 function billInDoubles(rates: Rates, quantities: Record<PricedItem, number>): { costUsd: string; lines: PricedLine[] } | undefined {
-  const perUnit = unitRatesOf(rates);
   const lines: PricedLine[] = [];
   let cost = 0;
-  for (const item of pricedItems) {
-    const quantity = quantities[item];
-    const price = quantity === 0 ? undefined : rateFor(rates, item);
-    if (price === undefined) continue;
-    const rate = perUnit[item];
-    const amount = rate === undefined ? Number.NaN : quantity * rate;
+  for (const rate of doubleRatesOf(rates)) {
+    const quantity = quantities[rate.item];
+    if (quantity === 0) continue;
+    const amount = rate.perUnit === undefined ? Number.NaN : quantity * rate.perUnit;
     if (!Number.isSafeInteger(quantity) || !Number.isSafeInteger(amount)) return undefined;
     cost += amount;
-    lines.push({ item, units: quantity, unit: unitOf[item].unit, unit_price_usd: unitPriceText(price), amount_usd: formatPicoUsd(amount) });
+    lines.push({ item: rate.item, units: quantity, unit: rate.unit, unit_price_usd: rate.unitPrice, amount_usd: formatPicoUsd(amount) });
   }
   return Number.isSafeInteger(cost) ? { costUsd: formatPicoUsd(cost), lines } : undefined;
 }
