@@ -1,3 +1,4 @@
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { CallOutcome, TokenUsage, UsageRecord, UsageRecords, usageRecordsOf, usageRowFields, usageRowsMessage } from "./usage";
 
@@ -73,6 +74,29 @@ describe("usage.records as rows", () => {
       { status: 200, request_id: "req_1", outcome: { usage: { input_tokens: 5 } }, future_field: "x" },
       { status: 404, request_id: "req_2" },
     ]);
+  });
+
+  it("reads a row in this version's fields exactly as by any field list", () => {
+    // The same fields and one more no row fills: read through the general path, which must agree.
+    const general = [...usageRowFields, "later_field"];
+    const value = fc.oneof(
+      fc.constant(null),
+      fc.integer(),
+      fc.double({ noNaN: true, noDefaultInfinity: true }),
+      fc.string({ maxLength: 8 }),
+      fc.boolean(),
+      fc.dictionary(fc.constantFrom("images", "pages"), fc.nat()),
+    );
+    const row = fc.array(value, { maxLength: usageRowFields.length, size: "max" });
+    fc.assert(
+      fc.property(fc.array(fc.oneof(row, fc.string({ maxLength: 3 })), { minLength: 1, maxLength: 5 }), (rows) => {
+        const known = usageRecordsOf(overTheWire({ fields: [...usageRowFields], rows }));
+        expect(known).toEqual(usageRecordsOf(overTheWire({ fields: general, rows })));
+        // Key order too: both build each record in field order.
+        expect(known.map((r) => JSON.stringify(r))).toEqual(usageRecordsOf(overTheWire({ fields: general, rows })).map((r) => JSON.stringify(r)));
+      }),
+      { numRuns: 500 },
+    );
   });
 
   it("still reads records sent as objects, as publishers did before", () => {

@@ -194,8 +194,93 @@ export function usageRowsMessage(records: readonly UsageRecord[]): UsageRecords 
  */
 export function usageRecordsOf(message: UsageRecords): unknown[] {
   if ("records" in message) return message.records;
-  const paths = message.fields.map((field) => field.split("."));
-  return message.rows.map((row) => (Array.isArray(row) ? objectOf(paths, row) : row));
+  const { fields, rows } = message;
+  if (fields.length === usageRowFields.length && fields.every((field, i) => field === usageRowFields[i])) {
+    return rows.map((row) => (Array.isArray(row) ? recordOfRow(row) : row));
+  }
+  const paths = fields.map((field) => field.split("."));
+  return rows.map((row) => (Array.isArray(row) ? objectOf(paths, row) : row));
+}
+
+const present = (value: unknown): boolean => value !== null && value !== undefined;
+
+/**
+ * objectOf for a row in this version's `usageRowFields`, what every current publisher sends: each
+ * field stored under its literal name, in one order, so every record gets the same shape. The
+ * ledger reads each record's fields several times (its check, its price, its row), and reads through
+ * shapes made by names looked up at run time cost more each time.
+ */
+function recordOfRow(row: readonly unknown[]): Record<string, unknown> {
+  const r: Record<string, unknown> = {};
+  if (present(row[0])) r.request_id = row[0];
+  if (present(row[1])) r.started_at = row[1];
+  if (present(row[2])) r.duration_ms = row[2];
+  if (present(row[3])) r.workspace_id = row[3];
+  if (present(row[4])) r.key_id = row[4];
+  if (present(row[5])) r.route = row[5];
+  if (present(row[6])) r.model = row[6];
+  if (present(row[7])) r.status = row[7];
+  if (present(row[8])) r.error_type = row[8];
+  if (present(row[9])) r.stream = row[9];
+  if (present(row[10])) r.job_id = row[10];
+  const o: Record<string, unknown> = {};
+  let outcome = false;
+  if (present(row[11])) {
+    o.model = row[11];
+    outcome = true;
+  }
+  if (present(row[12])) {
+    o.provider = row[12];
+    outcome = true;
+  }
+  if (present(row[13])) {
+    o.upstream_model = row[13];
+    outcome = true;
+  }
+  if (present(row[14])) {
+    o.attempts = row[14];
+    outcome = true;
+  }
+  if (present(row[15])) {
+    o.upstream_ms = row[15];
+    outcome = true;
+  }
+  if (present(row[16])) {
+    o.ttft_ms = row[16];
+    outcome = true;
+  }
+  const u: Record<string, unknown> = {};
+  let usage = false;
+  if (present(row[17])) {
+    u.input_tokens = row[17];
+    usage = true;
+  }
+  if (present(row[18])) {
+    u.output_tokens = row[18];
+    usage = true;
+  }
+  if (present(row[19])) {
+    u.cached_input_tokens = row[19];
+    usage = true;
+  }
+  if (present(row[20])) {
+    u.cache_write_tokens = row[20];
+    usage = true;
+  }
+  if (present(row[21])) {
+    u.reasoning_tokens = row[21];
+    usage = true;
+  }
+  if (usage) {
+    o.usage = u;
+    outcome = true;
+  }
+  if (present(row[22])) {
+    o.units = row[22];
+    outcome = true;
+  }
+  if (outcome) r.outcome = o;
+  return r;
 }
 
 function objectOf(paths: readonly string[][], row: readonly unknown[]): Record<string, unknown> {
