@@ -243,6 +243,8 @@ function byKey(x: LedgerRow, y: LedgerRow): number {
 
 /** The batch as WRITE_BATCH reads it: an array per record, in FIELDS' order; null where a value is absent. */
 function batchJson(rows: readonly LedgerRow[]): string {
+  // Arrays filled by push, never made with new Array(n): JSON.stringify's fast path takes only
+  // packed arrays, and a holey one is serialised element by element through property lookups.
   const items: unknown[][] = [];
   for (let k = 0; k < rows.length; k++) {
     const row = rows[k]!;
