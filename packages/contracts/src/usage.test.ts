@@ -88,6 +88,10 @@ describe("usage.records as rows", () => {
       fc.dictionary(fc.constantFrom("images", "pages"), fc.nat()),
     );
     const row = fc.array(value, { maxLength: usageRowFields.length, size: "max" });
+    // Each field alone, which random rows almost never give: a nested object made or left out wrongly shows here.
+    const alone = usageRowFields.map((_, i) => usageRowFields.map((__, j) => (j === i ? 1 : null)));
+    const knownAlone = usageRecordsOf(overTheWire({ fields: [...usageRowFields], rows: alone }));
+    expect(knownAlone).toEqual(usageRecordsOf(overTheWire({ fields: general, rows: alone })));
     fc.assert(
       fc.property(fc.array(fc.oneof(row, fc.string({ maxLength: 3 })), { minLength: 1, maxLength: 5 }), (rows) => {
         const known = usageRecordsOf(overTheWire({ fields: [...usageRowFields], rows }));

@@ -223,64 +223,33 @@ function recordOfRow(row: readonly unknown[]): Record<string, unknown> {
   if (present(row[8])) r.error_type = row[8];
   if (present(row[9])) r.stream = row[9];
   if (present(row[10])) r.job_id = row[10];
+  // The outcome and its usage exist only where a value of theirs does, as objectOf makes them.
+  if (!anyPresent(row, 11, 22)) return r;
   const o: Record<string, unknown> = {};
-  let outcome = false;
-  if (present(row[11])) {
-    o.model = row[11];
-    outcome = true;
-  }
-  if (present(row[12])) {
-    o.provider = row[12];
-    outcome = true;
-  }
-  if (present(row[13])) {
-    o.upstream_model = row[13];
-    outcome = true;
-  }
-  if (present(row[14])) {
-    o.attempts = row[14];
-    outcome = true;
-  }
-  if (present(row[15])) {
-    o.upstream_ms = row[15];
-    outcome = true;
-  }
-  if (present(row[16])) {
-    o.ttft_ms = row[16];
-    outcome = true;
-  }
-  const u: Record<string, unknown> = {};
-  let usage = false;
-  if (present(row[17])) {
-    u.input_tokens = row[17];
-    usage = true;
-  }
-  if (present(row[18])) {
-    u.output_tokens = row[18];
-    usage = true;
-  }
-  if (present(row[19])) {
-    u.cached_input_tokens = row[19];
-    usage = true;
-  }
-  if (present(row[20])) {
-    u.cache_write_tokens = row[20];
-    usage = true;
-  }
-  if (present(row[21])) {
-    u.reasoning_tokens = row[21];
-    usage = true;
-  }
-  if (usage) {
+  if (present(row[11])) o.model = row[11];
+  if (present(row[12])) o.provider = row[12];
+  if (present(row[13])) o.upstream_model = row[13];
+  if (present(row[14])) o.attempts = row[14];
+  if (present(row[15])) o.upstream_ms = row[15];
+  if (present(row[16])) o.ttft_ms = row[16];
+  if (anyPresent(row, 17, 21)) {
+    const u: Record<string, unknown> = {};
+    if (present(row[17])) u.input_tokens = row[17];
+    if (present(row[18])) u.output_tokens = row[18];
+    if (present(row[19])) u.cached_input_tokens = row[19];
+    if (present(row[20])) u.cache_write_tokens = row[20];
+    if (present(row[21])) u.reasoning_tokens = row[21];
     o.usage = u;
-    outcome = true;
   }
-  if (present(row[22])) {
-    o.units = row[22];
-    outcome = true;
-  }
-  if (outcome) r.outcome = o;
+  if (present(row[22])) o.units = row[22];
+  r.outcome = o;
   return r;
+}
+
+/** Whether any of `row[from]` to `row[to]` holds a value. */
+function anyPresent(row: readonly unknown[], from: number, to: number): boolean {
+  for (let i = from; i <= to; i++) if (present(row[i])) return true;
+  return false;
 }
 
 function objectOf(paths: readonly string[][], row: readonly unknown[]): Record<string, unknown> {
