@@ -1,6 +1,26 @@
 import { describe, expect, it } from "vitest";
-import { formatCallOutcome, outcomeTokens, parseCallOutcomeText } from "./outcome-header";
-import { CallOutcome, usageUnitNames } from "./usage";
+import { formatCallOutcome, outcomeTokens, parseCallOutcomeText, readOutcomeInto } from "./outcome-header";
+import { CallOutcome, USAGE_ROW_OUTCOME_AT, type UsageRecord, usageRecordsOf, usageRowFields, usageRowOf, usageUnitNames } from "./usage";
+
+/** A record without an outcome, whose row the text is read into. */
+const bare: UsageRecord = {
+  request_id: "req_1",
+  started_at: 5,
+  duration_ms: 2,
+  workspace_id: "ws",
+  key_id: "k",
+  route: "/v1/embeddings",
+  status: 200,
+  stream: false,
+};
+
+/** The text read into a usage row with readOutcomeInto, and the row read back as the ledger reads it. */
+function readIntoRow(text: string | undefined): { found: boolean; record: UsageRecord } {
+  const row = usageRowOf(bare);
+  const found = readOutcomeInto(text, row, USAGE_ROW_OUTCOME_AT);
+  const [record] = usageRecordsOf({ fields: [...usageRowFields], rows: [row] }) as UsageRecord[];
+  return { found, record: record as UsageRecord };
+}
 
 /** The format's rules written as plainly as possible (pairs, then names), to hold the fast reader to. */
 function plainRead(text: string): CallOutcome | undefined {
@@ -65,6 +85,7 @@ describe("the x-gw-outcome header", () => {
     expect(text).toMatch(/^[\x21-\x7e]+$/);
     expect(text.startsWith("{")).toBe(false);
     expect(parseCallOutcomeText(text)).toEqual(outcome);
+    expect(readIntoRow(text).record.outcome).toEqual(outcome);
   });
 
   it("encodes every name right however many it has seen (the kept encodings are bounded)", () => {
@@ -105,6 +126,8 @@ describe("the x-gw-outcome header", () => {
   it("reads the JSON that services wrote before, so a rolling upgrade keeps its reports", () => {
     const outcome = { provider: "anthropic", attempts: 1, usage: { input_tokens: 9 } };
     expect(parseCallOutcomeText(JSON.stringify(outcome))).toEqual(outcome);
+    expect(readIntoRow(JSON.stringify(outcome))).toEqual({ found: true, record: { ...bare, outcome } });
+    expect(readIntoRow("{not json")).toEqual({ found: false, record: bare });
     expect(parseCallOutcomeText("{not json")).toBeUndefined();
     expect(parseCallOutcomeText("[1,2]")).toBeUndefined();
   });
@@ -154,8 +177,13 @@ describe("the x-gw-outcome header", () => {
     const next = () => (seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31);
     for (let n = 0; n < 2_000; n++) {
       const text = Array.from({ length: 1 + (next() % 6) }, () => pieces[next() % pieces.length]).join("&");
-      expect(parseCallOutcomeText(text), text).toEqual(plainRead(text));
+      const plain = plainRead(text);
+      expect(parseCallOutcomeText(text), text).toEqual(plain);
       expect(outcomeTokens(text), text).toBe(plainTokens(text));
+      // Into a usage row: the same outcome in the outcome's places, the row's other fields untouched.
+      const { found, record } = readIntoRow(text);
+      expect(found, text).toBe(plain !== undefined);
+      expect(record, text).toEqual(plain === undefined ? bare : { ...bare, outcome: plain });
     }
   });
 

@@ -118,19 +118,66 @@ function encoded(name: string): string {
 const unitOf = new Set<string>(usageUnitNames);
 
 /**
+ * Where readOutcomeInto puts each field, from its `at`: the order of the outcome's fields in a usage
+ * row (usageRowFields, from `outcome.model` to `outcome.units`).
+ */
+const MODEL = 0;
+const PROVIDER = 1;
+const UPSTREAM_MODEL = 2;
+const ATTEMPTS = 3;
+const UPSTREAM_MS = 4;
+const TTFT_MS = 5;
+const INPUT = 6;
+const OUTPUT = 7;
+const CACHED_INPUT = 8;
+const CACHE_WRITE = 9;
+const REASONING = 10;
+const UNITS = 11;
+/** The outcome's fields in a row. */
+export const OUTCOME_FIELDS = 12;
+
+/**
  * The header read back, shaped but unchecked (the usage record carrying it is checked whole by the
  * ledger): unknown names and values that are not numbers where numbers go are left out. Text that is
  * a JSON object (as services wrote it before this format) is read as JSON. Undefined when there is
  * nothing to read.
- *
- * One scan of the text, each field stored under its own literal name: ingress reads one per request,
- * and splitting into pairs and storing through names looked up in maps cost it four times as much.
  */
 export function parseCallOutcomeText(text: string | undefined): CallOutcome | undefined {
   if (text === undefined || text === "") return undefined;
   if (text.charCodeAt(0) === 0x7b /* { */) return parseJsonObject(text);
+  const slots: unknown[] = [null, null, null, null, null, null, null, null, null, null, null, null];
+  if (!readOutcomeInto(text, slots, 0)) return undefined;
   const outcome: CallOutcome = {};
-  let usage: TokenUsage | undefined;
+  if (slots[MODEL] !== null) outcome.model = slots[MODEL] as string;
+  if (slots[PROVIDER] !== null) outcome.provider = slots[PROVIDER] as string;
+  if (slots[UPSTREAM_MODEL] !== null) outcome.upstream_model = slots[UPSTREAM_MODEL] as string;
+  if (slots[ATTEMPTS] !== null) outcome.attempts = slots[ATTEMPTS] as number;
+  if (slots[UPSTREAM_MS] !== null) outcome.upstream_ms = slots[UPSTREAM_MS] as number;
+  if (slots[TTFT_MS] !== null) outcome.ttft_ms = slots[TTFT_MS] as number;
+  const usage: TokenUsage = {};
+  if (slots[INPUT] !== null) usage.input_tokens = slots[INPUT] as number;
+  if (slots[OUTPUT] !== null) usage.output_tokens = slots[OUTPUT] as number;
+  if (slots[CACHED_INPUT] !== null) usage.cached_input_tokens = slots[CACHED_INPUT] as number;
+  if (slots[CACHE_WRITE] !== null) usage.cache_write_tokens = slots[CACHE_WRITE] as number;
+  if (slots[REASONING] !== null) usage.reasoning_tokens = slots[REASONING] as number;
+  if (Object.keys(usage).length > 0) outcome.usage = usage;
+  if (slots[UNITS] !== null) outcome.units = slots[UNITS] as UsageUnits;
+  return outcome;
+}
+
+/**
+ * The header's fields (format as parseCallOutcomeText's) stored into `row` from `at`, in a usage
+ * row's order, each slot left as it was (null) where the text has nothing for it; false when it had
+ * nothing at all. Ingress makes each usage row straight from the text, with no outcome object in
+ * between (one per request, and three objects each).
+ *
+ * One scan of the text, each field stored at a fixed place: splitting into pairs and storing through
+ * names looked up in maps cost ingress four times as much.
+ */
+export function readOutcomeInto(text: string | undefined, row: unknown[], at: number): boolean {
+  if (text === undefined || text === "") return false;
+  if (text.charCodeAt(0) === 0x7b /* { */) return jsonOutcomeInto(parseJsonObject(text), row, at);
+  let found = false;
   let units: UsageUnits | undefined;
   for (let start = 0; start < text.length; ) {
     let end = text.indexOf("&", start);
@@ -142,49 +189,47 @@ export function parseCallOutcomeText(text: string | undefined): CallOutcome | un
       if (name === "m" || name === "p" || name === "um") {
         const value = decode(raw);
         if (value !== undefined) {
-          if (name === "m") outcome.model = value;
-          else if (name === "p") outcome.provider = value;
-          else outcome.upstream_model = value;
+          row[at + (name === "m" ? MODEL : name === "p" ? PROVIDER : UPSTREAM_MODEL)] = value;
+          found = true;
         }
       } else {
         const value = Number(raw);
         if (raw !== "" && Number.isFinite(value)) {
+          let slot = -1;
+          let scaled = value;
           switch (name) {
             case "a":
-              outcome.attempts = value;
+              slot = ATTEMPTS;
               break;
             case "uus":
-              outcome.upstream_ms = value / 1000;
+              slot = UPSTREAM_MS;
+              scaled = value / 1000;
               break;
             case "tus":
-              outcome.ttft_ms = value / 1000;
+              slot = TTFT_MS;
+              scaled = value / 1000;
               break;
             // Milliseconds, as services wrote them before, so a rolling upgrade keeps its reports.
             case "ums":
-              outcome.upstream_ms = value;
+              slot = UPSTREAM_MS;
               break;
             case "tt":
-              outcome.ttft_ms = value;
+              slot = TTFT_MS;
               break;
             case "in":
-              usage ??= {};
-              usage.input_tokens = value;
+              slot = INPUT;
               break;
             case "out":
-              usage ??= {};
-              usage.output_tokens = value;
+              slot = OUTPUT;
               break;
             case "cr":
-              usage ??= {};
-              usage.cached_input_tokens = value;
+              slot = CACHED_INPUT;
               break;
             case "cw":
-              usage ??= {};
-              usage.cache_write_tokens = value;
+              slot = CACHE_WRITE;
               break;
             case "rs":
-              usage ??= {};
-              usage.reasoning_tokens = value;
+              slot = REASONING;
               break;
             case "t":
               // The token limits' total, not part of the outcome: outcomeTokens reads it.
@@ -196,23 +241,47 @@ export function parseCallOutcomeText(text: string | undefined): CallOutcome | un
                 units[name.slice(2) as keyof UsageUnits] = value;
               }
           }
+          if (slot >= 0) {
+            row[at + slot] = scaled;
+            found = true;
+          }
         }
       }
     }
     start = end + 1;
   }
-  if (usage) outcome.usage = usage;
-  if (units) outcome.units = units;
-  const empty =
-    !usage &&
-    !units &&
-    outcome.model === undefined &&
-    outcome.provider === undefined &&
-    outcome.upstream_model === undefined &&
-    outcome.attempts === undefined &&
-    outcome.upstream_ms === undefined &&
-    outcome.ttft_ms === undefined;
-  return empty ? undefined : outcome;
+  if (units) {
+    row[at + UNITS] = units;
+    found = true;
+  }
+  return found;
+}
+
+/** An outcome written as JSON (before the header's own format), its fields stored as readOutcomeInto stores them. */
+function jsonOutcomeInto(outcome: CallOutcome | undefined, row: unknown[], at: number): boolean {
+  if (!outcome) return false;
+  const usage: TokenUsage | undefined = typeof outcome.usage === "object" && outcome.usage !== null ? outcome.usage : undefined;
+  const values = [
+    outcome.model,
+    outcome.provider,
+    outcome.upstream_model,
+    outcome.attempts,
+    outcome.upstream_ms,
+    outcome.ttft_ms,
+    usage?.input_tokens,
+    usage?.output_tokens,
+    usage?.cached_input_tokens,
+    usage?.cache_write_tokens,
+    usage?.reasoning_tokens,
+    outcome.units,
+  ];
+  let found = false;
+  values.forEach((value, i) => {
+    if (value === undefined || value === null) return;
+    row[at + i] = value;
+    found = true;
+  });
+  return found;
 }
 
 /**

@@ -150,8 +150,14 @@ export const usageRowFields = [
   "outcome.units",
 ] as const;
 
+/** A usage record as a row: its values in `usageRowFields`' order, null where a field is absent. */
+export type UsageRecordRow = unknown[];
+
+/** Where a row's outcome starts (`outcome.model`, then the rest of its fields in CallOutcome's order). */
+export const USAGE_ROW_OUTCOME_AT = usageRowFields.indexOf("outcome.model");
+
 /** A record as a row of `usageRowFields` (absent as null); unknown fields are left out. */
-function usageRow(r: UsageRecord): unknown[] {
+export function usageRowOf(r: UsageRecord): UsageRecordRow {
   const o = r.outcome;
   const u = o?.usage;
   return [
@@ -183,7 +189,12 @@ function usageRow(r: UsageRecord): unknown[] {
 
 /** The `usage.records` message for a batch: its records as rows. */
 export function usageRowsMessage(records: readonly UsageRecord[]): UsageRecords {
-  return { fields: [...usageRowFields], rows: records.map(usageRow) };
+  return usageRowsMessageOf(records.map(usageRowOf));
+}
+
+/** The `usage.records` message for a batch of rows. */
+export function usageRowsMessageOf(rows: UsageRecordRow[]): UsageRecords {
+  return { fields: [...usageRowFields], rows };
 }
 
 /**
@@ -273,6 +284,12 @@ function objectOf(paths: readonly string[][], row: readonly unknown[]): Record<s
 /** The message id of a batch: the same batch sent again gets the same id, so the stream drops it. */
 export function usageBatchId(records: readonly Pick<UsageRecord, "request_id">[]): string {
   return groupMessageId({ first: records[0]?.request_id ?? "", count: records.length });
+}
+
+/** usageBatchId for a batch of rows (the same id as for the batch's records). */
+export function usageRowsBatchId(rows: readonly UsageRecordRow[]): string {
+  const first = rows[0]?.[0];
+  return groupMessageId({ first: typeof first === "string" ? first : "", count: rows.length });
 }
 
 /** Status recorded for a request whose caller went away before the answer was complete (nginx's). */

@@ -1,5 +1,5 @@
 import { InvalidMessageError, PayloadTooLargeError, type Bus } from "@gw/bus";
-import { type UsageRecord, type UsageRecords, usageRecordsOf } from "@gw/contracts";
+import { type UsageRecord, type UsageRecords, type UsageRecordRow, usageRecordsOf, usageRowOf } from "@gw/contracts";
 import { createLogger } from "@gw/logger";
 import { describe, expect, it } from "vitest";
 import { createMetrics } from "./metrics";
@@ -7,8 +7,9 @@ import { BatchPublisher, type BatchKind, UsagePublisher } from "./batch-publishe
 
 const logger = createLogger({ service: "usage-publisher-test", level: "silent" });
 
-function record(i: number): UsageRecord {
-  return { request_id: `req_${i}`, started_at: 1, duration_ms: 1, workspace_id: "ws_1", key_id: "key_1", route: "/v1/models", status: 200, stream: false };
+/** A record as the publisher takes it: a row. */
+function record(i: number, route = "/v1/models"): UsageRecordRow {
+  return usageRowOf({ request_id: `req_${i}`, started_at: 1, duration_ms: 1, workspace_id: "ws_1", key_id: "key_1", route, status: 200, stream: false });
 }
 
 /**
@@ -103,7 +104,7 @@ describe("UsagePublisher", () => {
     const { bus, taken } = flakyBus();
     const metrics = createMetrics("publisher-test", { defaults: false });
     const publisher = new UsagePublisher({ bus, logger, metrics });
-    for (let i = 0; i < 9; i++) publisher.publish(i === 5 ? { ...record(i), route: "bad" } : record(i));
+    for (let i = 0; i < 9; i++) publisher.publish(i === 5 ? record(i, "bad") : record(i));
     await publisher.flush();
     expect(taken().sort()).toEqual(ids(9).filter((id) => id !== "req_5"));
     expect(await metrics.registry.metrics()).toMatch(/gw_usage_records_dropped_total\{[^}]*\} 1\n/);

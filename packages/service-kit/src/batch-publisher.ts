@@ -1,5 +1,5 @@
 import { InvalidMessageError, PayloadTooLargeError, type Bus } from "@gw/bus";
-import { MAX_USAGE_BATCH, type UsageRecord, usageBatchId, usageRowsMessage } from "@gw/contracts";
+import { MAX_USAGE_BATCH, type UsageRecord, type UsageRecordRow, usageBatchId, usageRowsBatchId, usageRowsMessage, usageRowsMessageOf } from "@gw/contracts";
 import type { Logger } from "@gw/logger";
 import type { Counter, Gauge } from "prom-client";
 import { Counter as PromCounter, Gauge as PromGauge } from "prom-client";
@@ -7,7 +7,7 @@ import type { ServiceMetrics } from "./metrics";
 
 /** An item, or what makes it when its batch is formed. */
 export type BatchSource<T> = T | (() => T | undefined);
-export type UsageSource = BatchSource<UsageRecord>;
+export type UsageSource = BatchSource<UsageRecordRow>;
 
 /** What a publisher sends and how: one message per batch. */
 export interface BatchKind<T> {
@@ -30,6 +30,15 @@ export const usageRecordsKind: BatchKind<UsageRecord> = {
   maxBatch: MAX_USAGE_BATCH,
   send: (bus, records) => bus.enqueue("usage.records", usageRowsMessage(records), { msgId: usageBatchId(records) }),
   idOf: (record) => record.request_id,
+};
+
+/** Usage records already in their row form (usageRowFields), as ingress makes them: no record object in between. */
+export const usageRowsKind: BatchKind<UsageRecordRow> = {
+  noun: "usage records",
+  metric: "gw_usage_records",
+  maxBatch: MAX_USAGE_BATCH,
+  send: (bus, rows) => bus.enqueue("usage.records", usageRowsMessageOf(rows), { msgId: usageRowsBatchId(rows) }),
+  idOf: (row) => String(row[0]),
 };
 
 export interface UsagePublisherOptions {
@@ -293,9 +302,9 @@ export class BatchPublisher<T> {
   }
 }
 
-/** Usage records, up to MAX_USAGE_BATCH to a message on `usage.records`. */
-export class UsagePublisher extends BatchPublisher<UsageRecord> {
+/** Usage records as rows (usageRowOf), up to MAX_USAGE_BATCH to a message on `usage.records`. */
+export class UsagePublisher extends BatchPublisher<UsageRecordRow> {
   constructor(options: UsagePublisherOptions) {
-    super(options, usageRecordsKind);
+    super(options, usageRowsKind);
   }
 }

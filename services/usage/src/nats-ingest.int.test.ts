@@ -1,6 +1,6 @@
 import { createNatsBus } from "@gw/bus";
 import type { Bus } from "@gw/bus";
-import { MAX_USAGE_BATCH } from "@gw/contracts";
+import { MAX_USAGE_BATCH, usageRowOf } from "@gw/contracts";
 import { createPgDb, type Db } from "@gw/db";
 import { UsagePublisher } from "@gw/service-kit";
 import { createTestDatabase, type TestDatabase, testNatsUrl, uniqueNamespace } from "@gw/testkit";
@@ -103,7 +103,7 @@ describe("when records are published on the NATS usage stream", { timeout: 90_00
     const delivered = async () => (await jsm.consumers.info(stream, "usage_usage_records")).delivered.consumer_seq;
     const before = await delivered();
     const publisher = new UsagePublisher({ bus, logger });
-    for (const r of records) publisher.publish(r);
+    for (const r of records) publisher.publish(usageRowOf(r));
     await publisher.flush(30_000);
     expect(publisher.pending).toBe(0);
     const rows = async () => Number((await db.query<{ n: string }>("SELECT count(*) AS n FROM usage.records WHERE workspace_id = $1", [ws])).rows[0]?.n);

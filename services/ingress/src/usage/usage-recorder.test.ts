@@ -1,10 +1,11 @@
 import type { Request, Response } from "express";
-import type { UsageRecord } from "@gw/contracts";
+import { type UsageRecord, type UsageRecordRow, usageRecordsOf, usageRowFields } from "@gw/contracts";
 import type { UsagePublisher, UsageSource } from "@gw/service-kit";
 import { describe, expect, it } from "vitest";
+import { resolveRoute } from "../routes";
 import { usageRecorder } from "./usage-recorder";
 
-/** A recorder whose publisher keeps what it is given, and makes the records on demand, as a batch does. */
+/** A recorder whose publisher keeps what it is given, and makes the rows on demand, as a batch does, read back as the ledger reads them. */
 function recording(refuse: (n: number) => boolean = () => false) {
   const sources: UsageSource[] = [];
   let published = 0;
@@ -14,21 +15,26 @@ function recording(refuse: (n: number) => boolean = () => false) {
     return true;
   };
   const record = usageRecorder({ publish } as unknown as UsagePublisher);
-  const made = (): UsageRecord[] => sources.map((s) => (typeof s === "function" ? s() : s)).filter((r): r is UsageRecord => r !== undefined);
+  const made = (): UsageRecord[] => {
+    const rows = sources.map((s) => (typeof s === "function" ? s() : s)).filter((r): r is UsageRecordRow => r !== undefined);
+    sources.length = 0;
+    return rows.length === 0 ? [] : (usageRecordsOf({ fields: [...usageRowFields], rows }) as UsageRecord[]);
+  };
   return { record, made };
 }
 
 /** A closed chat request, as the close listener sees it. */
-function closed(requestId = "req_0123"): { req: Request; res: Response } {
+function closed(requestId = "req_0123", over: { path?: string; locals?: Record<string, unknown>; status?: number } = {}): { req: Request; res: Response } {
   const locals = {
     requestId,
     identity: { workspace_id: "ws_a", key_id: "key_a" },
     target: { backend: "inference" },
     json: { model: "gpt-4o-mini", stream: false },
     outcomeText: "p=openai&um=gpt-4o-mini&a=1&uus=12500&in=10&out=2",
+    ...over.locals,
   };
-  const res = { locals, writableFinished: true, statusCode: 200, getHeader: () => "application/json" } as unknown as Response;
-  return { req: { path: "/v1/chat/completions" } as Request, res };
+  const res = { locals, writableFinished: true, statusCode: over.status ?? 200, getHeader: () => "application/json" } as unknown as Response;
+  return { req: { path: over.path ?? "/v1/chat/completions" } as Request, res };
 }
 
 describe("the usage recorder", () => {
@@ -52,6 +58,40 @@ describe("the usage recorder", () => {
       stream: false,
       outcome: { provider: "openai", upstream_model: "gpt-4o-mini", attempts: 1, upstream_ms: 12.5, usage: { input_tokens: 10, output_tokens: 2 } },
     });
+  });
+
+  it("when the backend names the model (a multipart form) and the call failed, then the record holds that model and the error, its outcome the rest", () => {
+    const { record, made } = recording();
+    const outcomeText = "m=whisper-1&p=openai&um=whisper-1&a=2&uus=3000&u.audio_seconds=3.5";
+    const { req, res } = closed("req_audio", {
+      path: "/v1/audio/transcriptions",
+      status: 400,
+      locals: { json: undefined, errorType: "invalid_request_error", outcomeText },
+    });
+    record(req, res, 4, process.hrtime.bigint());
+    const [one] = made();
+    expect(one).toMatchObject({
+      request_id: "req_audio",
+      route: "/v1/audio/transcriptions",
+      model: "whisper-1",
+      status: 400,
+      error_type: "invalid_request_error",
+    });
+    expect(one?.outcome).toEqual({ provider: "openai", upstream_model: "whisper-1", attempts: 2, upstream_ms: 3, units: { audio_seconds: 3.5 } });
+    expect(one?.job_id).toBeUndefined();
+  });
+
+  it("when a job is read, then the record names the route's template and the job, and a request without a report has no outcome", () => {
+    const { record, made } = recording();
+    const path = "/v1/async/chat/completions/job_0f3a";
+    const match = resolveRoute(path, "GET");
+    if (!("target" in match)) throw new Error(`no route for ${path}`);
+    const { req, res } = closed("req_job", { path, locals: { target: match.target, json: undefined, outcomeText: undefined } });
+    record(req, res, 1, process.hrtime.bigint());
+    const [one] = made();
+    expect(one).toMatchObject({ route: "/v1/async/chat/completions/{job_id}", job_id: "job_0f3a", status: 200 });
+    expect(one?.model).toBeUndefined();
+    expect(one?.outcome).toBeUndefined();
   });
 
   it("when the publisher refuses a record (too many waiting), then the next record is still the next request's", () => {

@@ -1,6 +1,6 @@
 import type { Request, Response } from "express";
-import { CLIENT_CLOSED_STATUS, type UsageRecord, wholeMicros } from "@gw/contracts";
-import { parseCallOutcome, type ServiceAppOptions, type UsagePublisher } from "@gw/service-kit";
+import { CLIENT_CLOSED_STATUS, readOutcomeInto, USAGE_ROW_OUTCOME_AT, type UsageRecordRow, usageRowFields, wholeMicros } from "@gw/contracts";
+import type { ServiceAppOptions, UsagePublisher } from "@gw/service-kit";
 import { ledgerRouteOf } from "../routes";
 import { FactsTape, type UsageFacts } from "./facts-tape";
 
@@ -25,14 +25,17 @@ declare global {
  * and reads only what the record needs, onto a tape outside the JS heap (FactsTape); the record itself
  * is made later, a batch at a time, when the publisher sends it (parsing and building records in a
  * loop costs a fraction of doing it cold after each request), and the bus does the I/O after that.
+ * It is made as the row its message carries (usageRowFields), the backend's report read straight
+ * into it: no record, outcome or usage object is made only to be turned into a row.
  */
 export function usageRecorder(publisher: UsagePublisher): NonNullable<ServiceAppOptions["onClose"]> {
   const tape = new FactsTape();
-  // One function for every record: each call makes the oldest facts' record, and the publisher
-  // calls it once per publish, in order.
-  const next = (): UsageRecord | undefined => {
+  const clock = new WallClock();
+  // One function for every record: each call makes the oldest facts' row, and the publisher calls
+  // it once per publish, in order.
+  const next = (): UsageRecordRow | undefined => {
     const facts = tape.shift();
-    return facts && recordOf(facts);
+    return facts && rowOf(facts, clock.offsetMs());
   };
   return (req, res, durationMs, startedAt) => {
     const facts = usageFactsOf(req, res, durationMs, startedAt);
@@ -69,33 +72,60 @@ function usageFactsOf(req: Request, res: Response, durationMs: number, startedAt
   };
 }
 
-function recordOf(facts: UsageFacts): UsageRecord {
-  const route = ledgerRouteOf(facts.path, facts.target);
-  const durationMs = Math.max(0, wholeMicros(facts.durationMs) / 1000);
-  const record: UsageRecord = {
-    request_id: facts.requestId,
-    started_at: Math.round(Date.now() - (Number(process.hrtime.bigint()) - facts.startedAtNs) / 1e6),
-    duration_ms: durationMs,
-    workspace_id: facts.workspaceId,
-    key_id: facts.keyId,
+const MODEL_AT = usageRowFields.indexOf("model");
+
+/** The facts' record as a row of usageRowFields; `wallOffsetMs` turns a monotonic start into wall-clock time. */
+function rowOf(facts: UsageFacts, wallOffsetMs: number): UsageRecordRow {
+  const { path } = facts;
+  const route = ledgerRouteOf(path, facts.target);
+  // In usageRowFields' order (the recorder's test reads rows back by it); a literal, so the row is
+  // one packed array for the message's JSON.
+  // biome-ignore format: the outcome's twelve places on one line
+  const row: UsageRecordRow = [
+    facts.requestId,
+    Math.round(wallOffsetMs + facts.startedAtNs / 1e6),
+    Math.max(0, wholeMicros(facts.durationMs) / 1000),
+    facts.workspaceId,
+    facts.keyId,
     route,
-    status: facts.status,
-    stream: facts.stream,
-  };
-  const outcome = parseCallOutcome(facts.outcomeText);
-  const model = facts.model ?? modelOf(outcome);
-  if (model) record.model = model;
-  if (facts.errorType) record.error_type = facts.errorType.slice(0, 100);
-  if (route.endsWith("{job_id}")) record.job_id = facts.path.slice(facts.path.lastIndexOf("/") + 1);
-  if (outcome) {
-    const { model: _model, ...rest } = outcome;
-    if (Object.keys(rest).length > 0) record.outcome = rest;
+    facts.model ?? null,
+    facts.status,
+    facts.errorType ? facts.errorType.slice(0, 100) : null,
+    facts.stream,
+    route.endsWith("{job_id}") ? path.slice(path.lastIndexOf("/") + 1) : null,
+    // The outcome's twelve, filled from the backend's report below.
+    null, null, null, null, null, null, null, null, null, null, null, null,
+  ];
+  if (readOutcomeInto(facts.outcomeText, row, USAGE_ROW_OUTCOME_AT)) {
+    // The backend names the public model when ingress could not read it (a multipart form); it is
+    // the record's model, not part of its outcome.
+    const model = modelName(row[USAGE_ROW_OUTCOME_AT]);
+    if (row[MODEL_AT] === null && model !== undefined) row[MODEL_AT] = model;
+    row[USAGE_ROW_OUTCOME_AT] = null;
   }
-  return record;
+  return row;
+}
+
+/**
+ * The wall clock's lead on the monotonic one (`Date.now()` less `process.hrtime`, in ms), read again
+ * every 64 records: it moves only when the wall clock is set, so reading both clocks for every
+ * record bought nothing.
+ */
+class WallClock {
+  private offset = 0;
+  private uses = 0;
+
+  offsetMs(): number {
+    if (this.uses++ % 64 === 0) this.offset = Date.now() - Number(process.hrtime.bigint()) / 1e6;
+    return this.offset;
+  }
 }
 
 function modelOf(json: unknown): string | undefined {
-  const model = typeof json === "object" && json !== null ? (json as { model?: unknown }).model : undefined;
+  return typeof json === "object" && json !== null ? modelName((json as { model?: unknown }).model) : undefined;
+}
+
+function modelName(model: unknown): string | undefined {
   return typeof model === "string" && model.length > 0 && model.length <= 256 ? model : undefined;
 }
 
