@@ -133,8 +133,6 @@ const CACHED_INPUT = 8;
 const CACHE_WRITE = 9;
 const REASONING = 10;
 const UNITS = 11;
-/** The outcome's fields in a row. */
-export const OUTCOME_FIELDS = 12;
 
 /**
  * The header read back, shaped but unchecked (the usage record carrying it is checked whole by the
@@ -168,8 +166,8 @@ export function parseCallOutcomeText(text: string | undefined): CallOutcome | un
 /**
  * The header's fields (format as parseCallOutcomeText's) stored into `row` from `at`, in a usage
  * row's order, each slot left as it was (null) where the text has nothing for it; false when it had
- * nothing at all. Ingress makes each usage row straight from the text, with no outcome object in
- * between (one per request, and three objects each).
+ * nothing at all. Ingress makes each usage row straight from the text: no outcome and usage objects
+ * are made for every request only to be copied into its row.
  *
  * One scan of the text, each field stored at a fixed place: splitting into pairs and storing through
  * names looked up in maps cost ingress four times as much.
