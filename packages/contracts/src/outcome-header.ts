@@ -1,4 +1,14 @@
-import { type CallOutcome, type TokenUsage, type UsageUnits, usageUnitNames, wholeMicros } from "./usage";
+import {
+  type CallOutcome,
+  outcomeOfRow,
+  outcomeRowValues,
+  type TokenUsage,
+  USAGE_ROW_OUTCOME_AT,
+  type UsageUnits,
+  usageRowFields,
+  usageUnitNames,
+  wholeMicros,
+} from "./usage";
 
 /**
  * The `x-gw-outcome` header's text: `name=value` pairs joined by `&`, names short and fixed, text
@@ -117,22 +127,20 @@ function encoded(name: string): string {
 
 const unitOf = new Set<string>(usageUnitNames);
 
-/**
- * Where readOutcomeInto puts each field, from its `at`: the order of the outcome's fields in a usage
- * row (usageRowFields, from `outcome.model` to `outcome.units`).
- */
-const MODEL = 0;
-const PROVIDER = 1;
-const UPSTREAM_MODEL = 2;
-const ATTEMPTS = 3;
-const UPSTREAM_MS = 4;
-const TTFT_MS = 5;
-const INPUT = 6;
-const OUTPUT = 7;
-const CACHED_INPUT = 8;
-const CACHE_WRITE = 9;
-const REASONING = 10;
-const UNITS = 11;
+/** Where readOutcomeInto puts each field, from its `at`: its place in a usage row after `outcome.model`. */
+const slot = (field: string): number => usageRowFields.indexOf(`outcome.${field}` as (typeof usageRowFields)[number]) - USAGE_ROW_OUTCOME_AT;
+const MODEL = slot("model");
+const PROVIDER = slot("provider");
+const UPSTREAM_MODEL = slot("upstream_model");
+const ATTEMPTS = slot("attempts");
+const UPSTREAM_MS = slot("upstream_ms");
+const TTFT_MS = slot("ttft_ms");
+const INPUT = slot("usage.input_tokens");
+const OUTPUT = slot("usage.output_tokens");
+const CACHED_INPUT = slot("usage.cached_input_tokens");
+const CACHE_WRITE = slot("usage.cache_write_tokens");
+const REASONING = slot("usage.reasoning_tokens");
+const UNITS = slot("units");
 
 /**
  * The header read back, shaped but unchecked (the usage record carrying it is checked whole by the
@@ -143,24 +151,8 @@ const UNITS = 11;
 export function parseCallOutcomeText(text: string | undefined): CallOutcome | undefined {
   if (text === undefined || text === "") return undefined;
   if (text.charCodeAt(0) === 0x7b /* { */) return parseJsonObject(text);
-  const slots: unknown[] = [null, null, null, null, null, null, null, null, null, null, null, null];
-  if (!readOutcomeInto(text, slots, 0)) return undefined;
-  const outcome: CallOutcome = {};
-  if (slots[MODEL] !== null) outcome.model = slots[MODEL] as string;
-  if (slots[PROVIDER] !== null) outcome.provider = slots[PROVIDER] as string;
-  if (slots[UPSTREAM_MODEL] !== null) outcome.upstream_model = slots[UPSTREAM_MODEL] as string;
-  if (slots[ATTEMPTS] !== null) outcome.attempts = slots[ATTEMPTS] as number;
-  if (slots[UPSTREAM_MS] !== null) outcome.upstream_ms = slots[UPSTREAM_MS] as number;
-  if (slots[TTFT_MS] !== null) outcome.ttft_ms = slots[TTFT_MS] as number;
-  const usage: TokenUsage = {};
-  if (slots[INPUT] !== null) usage.input_tokens = slots[INPUT] as number;
-  if (slots[OUTPUT] !== null) usage.output_tokens = slots[OUTPUT] as number;
-  if (slots[CACHED_INPUT] !== null) usage.cached_input_tokens = slots[CACHED_INPUT] as number;
-  if (slots[CACHE_WRITE] !== null) usage.cache_write_tokens = slots[CACHE_WRITE] as number;
-  if (slots[REASONING] !== null) usage.reasoning_tokens = slots[REASONING] as number;
-  if (Object.keys(usage).length > 0) outcome.usage = usage;
-  if (slots[UNITS] !== null) outcome.units = slots[UNITS] as UsageUnits;
-  return outcome;
+  const slots = outcomeRowValues(undefined);
+  return readOutcomeInto(text, slots, 0) ? outcomeOfRow(slots, 0) : undefined;
 }
 
 /**
@@ -258,24 +250,9 @@ export function readOutcomeInto(text: string | undefined, row: unknown[], at: nu
 /** An outcome written as JSON (before the header's own format), its fields stored as readOutcomeInto stores them. */
 function jsonOutcomeInto(outcome: CallOutcome | undefined, row: unknown[], at: number): boolean {
   if (!outcome) return false;
-  const usage: TokenUsage | undefined = typeof outcome.usage === "object" && outcome.usage !== null ? outcome.usage : undefined;
-  const values = [
-    outcome.model,
-    outcome.provider,
-    outcome.upstream_model,
-    outcome.attempts,
-    outcome.upstream_ms,
-    outcome.ttft_ms,
-    usage?.input_tokens,
-    usage?.output_tokens,
-    usage?.cached_input_tokens,
-    usage?.cache_write_tokens,
-    usage?.reasoning_tokens,
-    outcome.units,
-  ];
   let found = false;
-  values.forEach((value, i) => {
-    if (value === undefined || value === null) return;
+  outcomeRowValues(outcome).forEach((value, i) => {
+    if (value === null) return;
     row[at + i] = value;
     found = true;
   });

@@ -158,8 +158,6 @@ export const USAGE_ROW_OUTCOME_AT = usageRowFields.indexOf("outcome.model");
 
 /** A record as a row of `usageRowFields` (absent as null); unknown fields are left out. */
 export function usageRowOf(r: UsageRecord): UsageRecordRow {
-  const o = r.outcome;
-  const u = o?.usage;
   return [
     r.request_id,
     r.started_at,
@@ -172,6 +170,14 @@ export function usageRowOf(r: UsageRecord): UsageRecordRow {
     r.error_type ?? null,
     r.stream,
     r.job_id ?? null,
+    ...outcomeRowValues(r.outcome),
+  ];
+}
+
+/** An outcome's values in a row's order, from `outcome.model` on (absent as null). */
+export function outcomeRowValues(o: CallOutcome | undefined): unknown[] {
+  const u = o?.usage;
+  return [
     o?.model ?? null,
     o?.provider ?? null,
     o?.upstream_model ?? null,
@@ -234,27 +240,36 @@ function recordOfRow(row: readonly unknown[]): Record<string, unknown> {
   if (present(row[8])) r.error_type = row[8];
   if (present(row[9])) r.stream = row[9];
   if (present(row[10])) r.job_id = row[10];
-  // The outcome and its usage exist only where a value of theirs does, as objectOf makes them.
-  if (!anyPresent(row, 11, 22)) return r;
+  // The outcome exists only where a value of its does, as objectOf makes it.
+  const outcome = outcomeOfRow(row, USAGE_ROW_OUTCOME_AT);
+  if (outcome) r.outcome = outcome;
+  return r;
+}
+
+/**
+ * The outcome a row holds from `at` (outcomeRowValues' order), each field under its literal name;
+ * undefined when it holds none, and a usage object only where a count is.
+ */
+export function outcomeOfRow(row: readonly unknown[], at: number): CallOutcome | undefined {
+  if (!anyPresent(row, at, at + 11)) return undefined;
   const o: Record<string, unknown> = {};
-  if (present(row[11])) o.model = row[11];
-  if (present(row[12])) o.provider = row[12];
-  if (present(row[13])) o.upstream_model = row[13];
-  if (present(row[14])) o.attempts = row[14];
-  if (present(row[15])) o.upstream_ms = row[15];
-  if (present(row[16])) o.ttft_ms = row[16];
-  if (anyPresent(row, 17, 21)) {
+  if (present(row[at])) o.model = row[at];
+  if (present(row[at + 1])) o.provider = row[at + 1];
+  if (present(row[at + 2])) o.upstream_model = row[at + 2];
+  if (present(row[at + 3])) o.attempts = row[at + 3];
+  if (present(row[at + 4])) o.upstream_ms = row[at + 4];
+  if (present(row[at + 5])) o.ttft_ms = row[at + 5];
+  if (anyPresent(row, at + 6, at + 10)) {
     const u: Record<string, unknown> = {};
-    if (present(row[17])) u.input_tokens = row[17];
-    if (present(row[18])) u.output_tokens = row[18];
-    if (present(row[19])) u.cached_input_tokens = row[19];
-    if (present(row[20])) u.cache_write_tokens = row[20];
-    if (present(row[21])) u.reasoning_tokens = row[21];
+    if (present(row[at + 6])) u.input_tokens = row[at + 6];
+    if (present(row[at + 7])) u.output_tokens = row[at + 7];
+    if (present(row[at + 8])) u.cached_input_tokens = row[at + 8];
+    if (present(row[at + 9])) u.cache_write_tokens = row[at + 9];
+    if (present(row[at + 10])) u.reasoning_tokens = row[at + 10];
     o.usage = u;
   }
-  if (present(row[22])) o.units = row[22];
-  r.outcome = o;
-  return r;
+  if (present(row[at + 11])) o.units = row[at + 11];
+  return o as CallOutcome;
 }
 
 /** Whether any of `row[from]` to `row[to]` holds a value. */

@@ -1,5 +1,5 @@
 import { InvalidMessageError, PayloadTooLargeError, type Bus } from "@gw/bus";
-import { MAX_USAGE_BATCH, type UsageRecord, type UsageRecordRow, usageBatchId, usageRowsBatchId, usageRowsMessage, usageRowsMessageOf } from "@gw/contracts";
+import { MAX_USAGE_BATCH, type UsageRecord, type UsageRecordRow, usageRowOf, usageRowsBatchId, usageRowsMessageOf } from "@gw/contracts";
 import type { Logger } from "@gw/logger";
 import type { Counter, Gauge } from "prom-client";
 import { Counter as PromCounter, Gauge as PromGauge } from "prom-client";
@@ -24,21 +24,22 @@ export interface BatchKind<T> {
   idOf(item: T): string;
 }
 
-export const usageRecordsKind: BatchKind<UsageRecord> = {
-  noun: "usage records",
-  metric: "gw_usage_records",
-  maxBatch: MAX_USAGE_BATCH,
-  send: (bus, records) => bus.enqueue("usage.records", usageRowsMessage(records), { msgId: usageBatchId(records) }),
-  idOf: (record) => record.request_id,
-};
-
-/** Usage records already in their row form (usageRowFields), as ingress makes them: no record object in between. */
+/** Usage records in their row form (usageRowFields), as ingress makes them: no record object in between. */
 export const usageRowsKind: BatchKind<UsageRecordRow> = {
   noun: "usage records",
   metric: "gw_usage_records",
   maxBatch: MAX_USAGE_BATCH,
   send: (bus, rows) => bus.enqueue("usage.records", usageRowsMessageOf(rows), { msgId: usageRowsBatchId(rows) }),
   idOf: (row) => String(row[0]),
+};
+
+/** Usage records as objects (the job workers' and the jobs service's), sent as rows. */
+export const usageRecordsKind: BatchKind<UsageRecord> = {
+  noun: usageRowsKind.noun,
+  metric: usageRowsKind.metric,
+  maxBatch: usageRowsKind.maxBatch,
+  send: (bus, records) => usageRowsKind.send(bus, records.map(usageRowOf)),
+  idOf: (record) => record.request_id,
 };
 
 export interface UsagePublisherOptions {
