@@ -55,6 +55,21 @@ export function describeDbContract(label: string, open: OpenDb): void {
         expect(rowCount).toBe(1);
       });
 
+      it("when a statement is named, then it answers each run by its own values, in and out of a transaction", async () => {
+        const sql = "select $1::int4 + 1 as n, $2::text as tag";
+        const named = { name: "contract_named_statement" };
+        const first = await db.query<{ n: number; tag: string }>(sql, [1, "a"], named);
+        const again = await db.query<{ n: number; tag: string }>(sql, [41, "b"], named);
+        const inTx = await db.transaction(async (tx) => {
+          const { rows } = await tx.query<{ n: number; tag: string }>(sql, [99, "c"], named);
+          // On pg the connection now holds it prepared under that name; PGlite has no named statements.
+          const prepared = db.kind === "pg" ? (await tx.query("select statement from pg_prepared_statements where name = $1", [named.name])).rows : [];
+          return { rows, prepared };
+        });
+        expect([first.rows, again.rows, inTx.rows]).toEqual([[{ n: 2, tag: "a" }], [{ n: 42, tag: "b" }], [{ n: 100, tag: "c" }]]);
+        expect(inTx.prepared).toEqual(db.kind === "pg" ? [{ statement: sql }] : []);
+      });
+
       it("when exec is given several statements, then all of them run", async () => {
         const s = await freshSchema();
         await db.exec(`create table ${s}.t (id int primary key); insert into ${s}.t values (1), (2); insert into ${s}.t values (3);`);

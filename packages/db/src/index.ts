@@ -1,4 +1,4 @@
-export type { Db, DbLogger, Queryable, QueryResult } from "./types";
+export type { Db, DbLogger, Queryable, QueryOptions, QueryResult } from "./types";
 export { createPgDb } from "./pg-db";
 export type { PgDbOptions } from "./pg-db";
 export { createPgliteDb } from "./pglite-db";

@@ -1,7 +1,7 @@
 import { Pool } from "pg";
-import type { PoolClient } from "pg";
+import type { PoolClient, QueryConfig } from "pg";
 import { createTransactionGuard } from "./transaction-guard";
-import type { Db, DbLogger, Queryable, QueryResult } from "./types";
+import type { Db, DbLogger, Queryable, QueryOptions, QueryResult } from "./types";
 
 export interface PgDbOptions {
   /** postgres://user:pass@host:port/db (never logged: it may carry a password). */
@@ -49,9 +49,9 @@ export function createPgDb(options: PgDbOptions): Db {
 
   return {
     kind: "pg",
-    async query<R = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<QueryResult<R>> {
+    async query<R = Record<string, unknown>>(sql: string, params?: unknown[], options?: QueryOptions): Promise<QueryResult<R>> {
       guard.assertOutside("query");
-      return toResult<R>(await pool.query(sql, params));
+      return toResult<R>(await pool.query(statement(sql, params, options)));
     },
     async exec(sql) {
       guard.assertOutside("exec");
@@ -79,6 +79,11 @@ export function createPgDb(options: PgDbOptions): Db {
   };
 }
 
+/** A statement as pg runs it: named when asked, so that each connection prepares it once. */
+function statement(sql: string, params: unknown[] | undefined, options: QueryOptions | undefined): QueryConfig {
+  return options?.name === undefined ? { text: sql, values: params } : { name: options.name, text: sql, values: params };
+}
+
 async function runTransaction<T>(client: PoolClient, fn: (tx: Queryable) => Promise<T>): Promise<T> {
   let open = true;
   const ensureOpen = (): void => {
@@ -87,9 +92,9 @@ async function runTransaction<T>(client: PoolClient, fn: (tx: Queryable) => Prom
     if (!open) throw new Error("transaction is closed");
   };
   const tx: Queryable = {
-    async query<R = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<QueryResult<R>> {
+    async query<R = Record<string, unknown>>(sql: string, params?: unknown[], options?: QueryOptions): Promise<QueryResult<R>> {
       ensureOpen();
-      return toResult<R>(await client.query(sql, params));
+      return toResult<R>(await client.query(statement(sql, params, options)));
     },
     async exec(sql) {
       ensureOpen();

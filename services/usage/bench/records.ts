@@ -50,5 +50,16 @@ export function benchRecords(total: number, now: number) {
       },
     };
   };
-  return { models, gateway, recordAt };
+  /**
+   * Record `i` as the live bench's one-in-flight scenario makes them: one workspace, key and model,
+   * every call answered, all within the last minute (a batch then meets one roll-up row of each kind).
+   */
+  const liveRecordAt = (i: number): UsageRecord => ({
+    ...recordAt(0),
+    request_id: `req_live_${i.toString(36).padStart(10, "0")}`,
+    started_at: now - 60_000 + (i % 60_000),
+    status: 200,
+    stream: false,
+  });
+  return { models, gateway, recordAt, liveRecordAt };
 }
