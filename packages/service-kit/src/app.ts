@@ -1,4 +1,3 @@
-import { randomUUID } from "node:crypto";
 import express, { type ErrorRequestHandler, type Express, type Request, type RequestHandler, type Response } from "express";
 import { internalHeaders, type ErrorFormat, type Identity } from "@gw/contracts";
 import { GatewayError, fromZodError } from "@gw/errors";
@@ -6,6 +5,7 @@ import { requestLogger, type Logger } from "@gw/logger";
 import { startHttpServerSpan, tracingEnabled, type TraceContext } from "@gw/telemetry";
 import { ZodError } from "zod";
 import { tooDeepMessage } from "./json-body";
+import { newRequestId } from "./request-id";
 import type { ServiceMetrics } from "./metrics";
 
 declare global {
@@ -58,7 +58,7 @@ export function createServiceApp(options: ServiceAppOptions): Express {
 function requestContext({ logger, metrics, trustRequestId, onClose }: ServiceAppOptions): RequestHandler {
   return (req, res, next) => {
     const given = req.headers["x-request-id"];
-    const requestId = trustRequestId && typeof given === "string" && safeRequestId.test(given) ? given : `req_${randomUUID().replaceAll("-", "")}`;
+    const requestId = trustRequestId && typeof given === "string" && safeRequestId.test(given) ? given : newRequestId();
     res.locals.requestId = requestId;
     res.locals.log = requestLogger(logger, requestId);
     res.setHeader("x-request-id", requestId);

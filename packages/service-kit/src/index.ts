@@ -1,4 +1,5 @@
 export * from "./app";
+export * from "./request-id";
 export * from "./health";
 export * from "./identity";
 export * from "./metrics";

@@ -1,10 +1,10 @@
 import { createServer, IncomingMessage, ServerResponse, type RequestListener, type Server, type ServerOptions } from "node:http";
-import { randomUUID } from "node:crypto";
 import type { AddressInfo } from "node:net";
 import type { Duplex } from "node:stream";
 import type { Express } from "express";
 import { GatewayError } from "@gw/errors";
 import { errorFormatFor } from "./app";
+import { newRequestId } from "./request-id";
 
 export interface RunningServer {
   server: Server;
@@ -89,7 +89,7 @@ function answerClientError(err: NodeJS.ErrnoException, socket: Duplex): void {
       : err.code === "ERR_HTTP_REQUEST_TIMEOUT"
         ? [408, "Request Timeout", "The request was not received in time"]
         : [400, "Bad Request", "The request is not valid HTTP/1.1"];
-  const requestId = `req_${randomUUID().replaceAll("-", "")}`;
+  const requestId = newRequestId();
   // The route's envelope when the request line can still be read (Anthropic's on /v1/messages).
   const format = errorFormatFor(requestTarget((err as { rawPacket?: unknown }).rawPacket));
   const body = JSON.stringify(new GatewayError("invalid_request", message, { status }).toEnvelope(format, requestId));

@@ -1,10 +1,9 @@
-import { randomUUID } from "node:crypto";
 import { buffer } from "node:stream/consumers";
 import type { Bus, Consumer, MessageMeta } from "@gw/bus";
 import { jobStatuses, type BinaryJobResult, type CallOutcome, type JobEvent, type JobWork } from "@gw/contracts";
 import { errorTypeOf, GatewayError } from "@gw/errors";
 import { redactSecrets, type Logger } from "@gw/logger";
-import { CredentialsReader, JobAttempts, UploadGate, errorFormatFor, reportJobEvent, toGatewayError } from "@gw/service-kit";
+import { CredentialsReader, JobAttempts, UploadGate, errorFormatFor, newRequestId, reportJobEvent, toGatewayError } from "@gw/service-kit";
 import { busWithTraceContext, withConsumerSpan } from "@gw/telemetry";
 import type { RouteAnswer, RouteContext, RouteHandlers } from "./routes/route-handler";
 import { AttemptSupersededError, JobsClient } from "./jobs-client";
@@ -91,7 +90,7 @@ export async function startJobWorker(options: JobWorkerOptions): Promise<Consume
     try {
       const handler = options.handlers.get(path);
       if (!handler) throw new GatewayError("not_found", `Unknown route: POST ${path}`);
-      const requestId = work.request_id ?? `req_${randomUUID().replaceAll("-", "")}`;
+      const requestId = work.request_id ?? newRequestId();
       const ctx: RouteContext = {
         identity: work.identity,
         credentials: credentials.read(work.credentials, work.identity.workspace_id),

@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { GatewayConfig } from "@gw/config";
 import type { UsageRecord } from "@gw/contracts";
 
@@ -53,13 +54,20 @@ export function benchRecords(total: number, now: number) {
   /**
    * Record `i` as the live bench's one-in-flight scenario makes them: one workspace, key and model,
    * every call answered, all within the last minute (a batch then meets one roll-up row of each kind).
+   * Its id begins with its time, as the gateway's do (newRequestId), or with `randomIds` is random
+   * throughout, as they were before.
    */
-  const liveRecordAt = (i: number): UsageRecord => ({
+  const liveRecordAt = (i: number, { randomIds = false }: { randomIds?: boolean } = {}): UsageRecord => ({
     ...recordAt(0),
-    request_id: `req_live_${i.toString(36).padStart(10, "0")}`,
+    request_id: randomIds ? `req_${hexOf(i)}` : `req_${(now - 60_000 + i).toString(16).padStart(12, "0")}${hexOf(i).slice(12)}`,
     started_at: now - 60_000 + (i % 60_000),
     status: 200,
     stream: false,
   });
   return { models, gateway, recordAt, liveRecordAt };
+}
+
+/** 32 hex digits that look random and are the same for `i` in every run. */
+function hexOf(i: number): string {
+  return createHash("md5").update(String(i)).digest("hex");
 }

@@ -9,9 +9,10 @@
  * ledger's cost to Postgres, which no service's CPU figure includes.
  *
  * `--shape spread` (the default) writes the benches' multi-tenant records, a few hundred roll-up rows
- * a batch; `--shape live` the live bench's, one workspace, key and model, one roll-up row a batch.
+ * a batch; `--shape live` the live bench's, one workspace, key and model, one roll-up row a batch,
+ * with ids that begin with their time as the gateway's do, or random ones with `--random-ids`.
  *
- *   pnpm tsx services/usage/bench/write-batch.ts [--records 200000] [--batch 500] [--shape spread|live]
+ *   pnpm tsx services/usage/bench/write-batch.ts [--records 200000] [--batch 500] [--shape spread|live] [--random-ids]
  *
  * Uses DATABASE_URL's server (else the local one), in a fresh database dropped after the run.
  */
@@ -28,7 +29,12 @@ import { usageMigrations } from "../src/service";
 import { benchRecords } from "./records";
 
 const { values: args } = parseArgs({
-  options: { records: { type: "string", default: "200000" }, batch: { type: "string", default: "500" }, shape: { type: "string", default: "spread" } },
+  options: {
+    records: { type: "string", default: "200000" },
+    batch: { type: "string", default: "500" },
+    shape: { type: "string", default: "spread" },
+    "random-ids": { type: "boolean", default: false },
+  },
 });
 const total = Number(args.records);
 const size = Number(args.batch);
@@ -38,7 +44,8 @@ const WARM_UP_BATCHES = 20;
 const logger = createLogger({ service: "usage-bench", level: "warn" });
 const bench = benchRecords(total, Date.now());
 const { gateway } = bench;
-const recordAt = args.shape === "live" ? bench.liveRecordAt : bench.recordAt;
+const randomIds = args["random-ids"];
+const recordAt = args.shape === "live" ? (i: number) => bench.liveRecordAt(i, { randomIds }) : bench.recordAt;
 const pricer = createPricer(gateway);
 
 const database = await createTestDatabase();
