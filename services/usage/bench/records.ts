@@ -54,8 +54,8 @@ export function benchRecords(total: number, now: number) {
   /**
    * Record `i` as the live bench's one-in-flight scenario makes them: one workspace, key and model,
    * every call answered, all within the last minute (a batch then meets one roll-up row of each kind).
-   * Its id begins with its time, as the gateway's do (newRequestId), or with `randomIds` is random
-   * throughout, as they were before.
+   * Its id begins with a time that grows with `i`, as the gateway's ids do over a run (newRequestId),
+   * or with `randomIds` is random throughout, as they were before.
    */
   const liveRecordAt = (i: number, { randomIds = false }: { randomIds?: boolean } = {}): UsageRecord => ({
     ...recordAt(0),
