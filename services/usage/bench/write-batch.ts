@@ -25,6 +25,7 @@ import { createTestDatabase } from "@gw/testkit";
 import { toLedgerRow } from "../src/ingest/ledger-row";
 import { LedgerWriter } from "../src/ingest/ledger-writer";
 import { RecordPartitions } from "../src/partitions";
+import { processCpuMicros } from "../../../bench/src/process-cpu";
 import { usageMigrations } from "../src/service";
 import { benchRecords } from "./records";
 
@@ -86,17 +87,17 @@ try {
 }
 
 /**
- * The milliseconds of CPU the pool's one backend has run, from its /proc schedstat (nanoseconds);
- * undefined where the server is not on this machine or its process is not readable.
+ * The milliseconds of CPU the pool's one backend has run, read as the live bench reads a service's
+ * (processCpuMicros); undefined where the server is not on this machine or its process is not readable.
  */
 async function backendCpuReader(): Promise<(() => number) | undefined> {
   const { rows } = await db.query<{ pid: number }>("select pg_backend_pid() as pid");
-  const proc = `/proc/${rows[0]!.pid}`;
-  const read = () => Number(readFileSync(`${proc}/schedstat`, "utf8").split(" ")[0]) / 1e6;
+  const pid = rows[0]!.pid;
   try {
     // A process of that number here that is not Postgres means the server is elsewhere.
-    return readFileSync(`${proc}/comm`, "utf8").startsWith("postgres") && read() > 0 ? read : undefined;
+    if (!readFileSync(`/proc/${pid}/comm`, "utf8").startsWith("postgres")) return undefined;
   } catch {
     return undefined;
   }
+  return processCpuMicros(pid) === undefined ? undefined : () => (processCpuMicros(pid) ?? Number.NaN) / 1000;
 }
