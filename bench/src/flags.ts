@@ -15,7 +15,7 @@ export interface BenchFlags {
   scenarios: string[];
   /**
    * Another checkout of this repository (installed): its services run as a second mesh, and
-   * one-in-flight and spaced measure it as a third path beside direct and gateway.
+   * one-in-flight, spaced and eight-in-flight measure it as a third path beside direct and gateway.
    */
   baseline?: string;
   /**
@@ -57,13 +57,15 @@ export const usage = `usage: tsx bench/src/main.ts [options]
   --out FILE     JSON results (default ${defaultFlags.out})
   --scenarios A,B
                  run only these scenarios (one-in-flight, spaced, settings, stack-floor, capacity, open-loop, streaming,
-                 limiter, async; and breakdown, only when named: it loads a timing
-                 hook into ingress and inference)
+                 limiter, async; and, only when named, breakdown, which loads a timing
+                 hook into ingress and inference, and eight-in-flight, one-in-flight with
+                 eight requests at once)
   --compare-portkey
                  also measure @portkey-ai/gateway (installed into bench/.portkey) on the same upstream
   --baseline DIR another checkout of this repository, installed (git worktree add DIR <commit>, then
                  pnpm install --frozen-lockfile in DIR): its services run as a second mesh on the same
-                 upstream, and one-in-flight and spaced measure direct, gateway and baseline interleaved
+                 upstream, and one-in-flight, spaced and eight-in-flight measure direct, gateway and
+                 baseline interleaved
   --baseline-first
                  start the baseline's mesh before this tree's (with --baseline); alternate it between runs
   --built        run this tree's services from their bundles (pnpm build, then node --enable-source-maps

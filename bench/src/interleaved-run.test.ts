@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { TimedClient } from "./http-client";
-import { byKey, cpuPerRequest, measureInterleaved, roundedSummary, warmUpInterleaved } from "./interleaved-run";
+import { createLatencyHistogram } from "./histogram";
+import { byKey, cpuPerRequest, measureInterleaved, roundedSummary, runBlock, warmUpInterleaved } from "./interleaved-run";
 
 /** A client whose every request "takes" `micros`, logging which path sent it. */
 function fake(path: string, micros: number, log: string[]): TimedClient {
@@ -32,6 +33,73 @@ describe("measureInterleaved", () => {
     const log: string[] = [];
     await warmUpInterleaved({ a: fake("a", 1, log), b: fake("b", 1, log) }, ["a", "b"], 3, 2);
     expect(log.join("")).toBe("aabbba");
+  });
+});
+
+describe("runBlock", () => {
+  /** A client whose requests wait to be let go, counting how many are open at once. */
+  function gated() {
+    let open = 0;
+    let most = 0;
+    let sent = 0;
+    const waiting: (() => void)[] = [];
+    const client: TimedClient = {
+      timed: async () => {
+        sent++;
+        most = Math.max(most, ++open);
+        await new Promise<void>((resolve) => waiting.push(resolve));
+        open--;
+        return 10;
+      },
+      once: async () => ({ status: 200, headers: {}, text: "" }),
+      close: async () => {},
+    };
+    // Lets the open requests go, one turn at a time, until the block is done.
+    const drain = async (done: () => boolean) => {
+      while (!done()) {
+        for (const release of waiting.splice(0)) release();
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+    };
+    return { client, drain, most: () => most, sent: () => sent };
+  }
+
+  it("when eight may be in flight, then eight are open at once and the block sends exactly its count", async () => {
+    const g = gated();
+    const h = createLatencyHistogram();
+    let finished = false;
+    const block = runBlock(g.client, 20, 8, h).then(() => {
+      finished = true;
+    });
+    await g.drain(() => finished);
+    await block;
+    expect(g.most()).toBe(8);
+    expect(g.sent()).toBe(20);
+    expect(h.totalCount).toBe(20);
+  });
+
+  it("when one may be in flight, then the next request waits for the last answer", async () => {
+    const g = gated();
+    let finished = false;
+    const block = runBlock(g.client, 5, 1).then(() => {
+      finished = true;
+    });
+    await g.drain(() => finished);
+    await block;
+    expect(g.most()).toBe(1);
+    expect(g.sent()).toBe(5);
+  });
+
+  it("when a block is shorter than the senders, then it still sends only its count", async () => {
+    const g = gated();
+    let finished = false;
+    const block = runBlock(g.client, 3, 8).then(() => {
+      finished = true;
+    });
+    await g.drain(() => finished);
+    await block;
+    expect(g.sent()).toBe(3);
+    expect(g.most()).toBe(3);
   });
 });
 

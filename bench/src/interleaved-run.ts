@@ -5,21 +5,29 @@ import { interleaveBlocks, type BlockOrder } from "./interleave";
 import { accumulateCpu, readCpu, type CpuReading } from "./process-cpu";
 
 /**
- * The one-request-in-flight measurement over any set of paths: sequential requests, paths
- * alternating block by block (interleave.ts), a latency histogram per path and per half of the run,
- * and the CPU each process spent while each path's blocks ran.
+ * The in-flight measurement over any set of paths: requests one at a time (or a fixed number at
+ * once), paths alternating block by block (interleave.ts), a latency histogram per path and per half
+ * of the run, and the CPU each process spent while each path's blocks ran.
  */
 
 export function byKey<K extends string, T>(keys: readonly K[], make: (key: K) => T): Record<K, T> {
   return Object.fromEntries(keys.map((key) => [key, make(key)])) as Record<K, T>;
 }
 
-/** Strictly sequential: the next request leaves only once the previous answer is fully read. */
-export async function runBlock(client: TimedClient, count: number, ...histograms: Histogram[]): Promise<void> {
-  for (let i = 0; i < count; i++) {
-    const micros = await client.timed();
-    for (const h of histograms) h.recordValue(micros);
-  }
+/**
+ * `count` requests, `inFlight` at a time: each of that many senders sends its next request once its
+ * last answer is fully read (with 1, strictly sequential).
+ */
+export async function runBlock(client: TimedClient, count: number, inFlight: number, ...histograms: Histogram[]): Promise<void> {
+  let started = 0;
+  const sender = async () => {
+    while (started < count) {
+      started++;
+      const micros = await client.timed();
+      for (const h of histograms) h.recordValue(micros);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.max(1, Math.min(inFlight, count)) }, sender));
 }
 
 /** Unrecorded requests, interleaved the same way as the measured ones. */
@@ -29,8 +37,9 @@ export async function warmUpInterleaved<P extends string>(
   perPath: number,
   blockSize: number,
   order: BlockOrder = interleaveBlocks,
+  inFlight = 1,
 ): Promise<void> {
-  for (const block of order(paths, perPath, blockSize)) await runBlock(clients[block.path], block.count);
+  for (const block of order(paths, perPath, blockSize)) await runBlock(clients[block.path], block.count, inFlight);
 }
 
 export interface InterleavedMeasurement<P extends string> {
@@ -56,6 +65,8 @@ export interface InterleavedOptions {
   processes: Readonly<Record<string, number>>;
   /** The order of the blocks; interleaveBlocks unless given. */
   order?: BlockOrder;
+  /** Requests in flight at once within a block (1 unless given). */
+  inFlight?: number;
 }
 
 export async function measureInterleaved<P extends string>(
@@ -72,7 +83,7 @@ export async function measureInterleaved<P extends string>(
   for (const [index, block] of blocks.entries()) {
     const half = halves[block.path][index < blocks.length / 2 ? 0 : 1];
     const before = readCpu(options.processes);
-    await runBlock(clients[block.path], block.count, histograms[block.path], half);
+    await runBlock(clients[block.path], block.count, options.inFlight ?? 1, histograms[block.path], half);
     accumulateCpu(cpu[block.path], before, readCpu(options.processes));
   }
   const whole: CpuReading = {};

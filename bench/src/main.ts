@@ -23,7 +23,7 @@ import { asyncJobs } from "./scenarios/async-jobs";
 import { breakdown } from "./scenarios/breakdown";
 import { capacity } from "./scenarios/capacity";
 import { limiter } from "./scenarios/limiter";
-import { oneInFlight } from "./scenarios/one-in-flight";
+import { eightInFlight, oneInFlight } from "./scenarios/one-in-flight";
 import { settings } from "./scenarios/settings";
 import { spaced } from "./scenarios/spaced";
 import { stackFloor } from "./scenarios/stack-floor";
@@ -35,10 +35,10 @@ import { spawnUpstream } from "./upstream/spawn-upstream";
 
 /** Run in this order; later scenarios (open-loop load, capacity, streaming, …) are appended here. */
 const scenarios: readonly Scenario[] = [oneInFlight, spaced, settings, stackFloor, capacity, openLoop, streaming, limiter, asyncJobs];
-/** Run only when named in --scenarios: each changes how the services are started. */
-const optIn: readonly Scenario[] = [breakdown];
+/** Run only when named in --scenarios: breakdown changes how the services are started; eight-in-flight is a second look at one-in-flight's figures. */
+const optIn: readonly Scenario[] = [breakdown, eightInFlight];
 /** The scenarios that measure the --baseline mesh too; the others ignore it. */
-const measuringBaseline: readonly Scenario[] = [oneInFlight, spaced];
+const measuringBaseline: readonly Scenario[] = [oneInFlight, spaced, eightInFlight];
 
 const progress = (message: string) => process.stderr.write(`[bench] ${message}\n`);
 

@@ -33,6 +33,14 @@ describe("runFigures", () => {
     expect(run.baselineWholeRunOnPath).toBe(705);
   });
 
+  it("when another scenario is named, then its run is read, and a report without it is refused naming it", () => {
+    const one = report({ ...base, usage: 15 }, base);
+    const both = { ...one, scenarios: { ...one.scenarios, "eight-in-flight": report({ ...base, usage: 8 }, base).scenarios["one-in-flight"] } };
+    expect(runFigures("b.json", both, "eight-in-flight").perBlock.usage).toBe(3);
+    expect(runFigures("b.json", both).perBlock.usage).toBe(10);
+    expect(() => runFigures("a.json", one, "eight-in-flight")).toThrow("a.json: no eight-in-flight run against a --baseline");
+  });
+
   it("when a report holds no run against a baseline, then it is refused by name", () => {
     expect(() => runFigures("plain.json", { scenarios: { "one-in-flight": { latencyMs: {} } } })).toThrow(
       "plain.json: no one-in-flight run against a --baseline",

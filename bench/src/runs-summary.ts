@@ -4,10 +4,11 @@ import type { BaselineComparison } from "./baseline/baseline-report";
 import { renderTable, type Table } from "./report";
 
 /**
- * Several --baseline runs of one-in-flight, read back from their JSON results and summarised: what
- * this tree cost against the baseline in each, and the mean of the runs with a 95 % interval.
+ * Several --baseline runs of one-in-flight (or, with --scenario, eight-in-flight or spaced), read
+ * back from their JSON results and summarised: what this tree cost against the baseline in each, and
+ * the mean of the runs with a 95 % interval.
  *
- *   pnpm bench:runs bench/results/a.json bench/results/b.json …
+ *   pnpm bench:runs [--scenario eight-in-flight] bench/results/a.json bench/results/b.json …
  *
  * One run is not enough to judge a cost of a few percent: identical code has read up to 15 µs a
  * request apart by which mesh it ran in (bench/README.md), and a run now and then finds one whole
@@ -39,8 +40,8 @@ export interface RunFigures {
   baselineWholeRunOnPath: number;
 }
 
-/** Reads one report; throws, naming the file, when it holds no one-in-flight run against a baseline. */
-export function runFigures(source: string, report: unknown): RunFigures {
+/** Reads one report; throws, naming the file, when it holds no run of `scenario` against a baseline. */
+export function runFigures(source: string, report: unknown, scenario = "one-in-flight"): RunFigures {
   const r = report as {
     machine?: { commit?: string };
     flags?: { baselineFirst?: boolean };
@@ -48,10 +49,10 @@ export function runFigures(source: string, report: unknown): RunFigures {
     scenarios?: Record<string, unknown>;
   };
   // A report without a baseline (or from before these fields) lacks them: checked below.
-  const run = r.scenarios?.["one-in-flight"] as Partial<BaselineComparison> | undefined;
+  const run = r.scenarios?.[scenario] as Partial<BaselineComparison> | undefined;
   const block = run?.servicesCpuMicrosPerRequest;
   const whole = run?.wholeRunServicesCpuMicrosPerRequest;
-  if (!run?.gatewayMinusBaselineMs || !block || !whole) throw new Error(`${source}: no one-in-flight run against a --baseline`);
+  if (!run?.gatewayMinusBaselineMs || !block || !whole) throw new Error(`${source}: no ${scenario} run against a --baseline`);
   return {
     source,
     commit: r.machine?.commit ?? "unknown",
@@ -155,13 +156,15 @@ export function summaryTable(runs: readonly RunFigures[]): Table {
   };
 }
 
-function main(files: readonly string[]): number {
+function main(args: readonly string[]): number {
+  const scenario = args[0] === "--scenario" ? args[1] : undefined;
+  const files = scenario === undefined ? args : args.slice(2);
   if (files.length === 0) {
-    process.stderr.write("usage: pnpm bench:runs RESULT.json [RESULT.json …] (one-in-flight runs with --baseline)\n");
+    process.stderr.write("usage: pnpm bench:runs [--scenario NAME] RESULT.json [RESULT.json …] (runs with --baseline; one-in-flight unless named)\n");
     return 2;
   }
   try {
-    const runs = files.map((file) => runFigures(file, JSON.parse(readFileSync(file, "utf8")) as unknown));
+    const runs = files.map((file) => runFigures(file, JSON.parse(readFileSync(file, "utf8")) as unknown, scenario));
     const pairs = new Set(runs.map((r) => `${r.commit} against ${r.baseline}`));
     process.stdout.write(`${[...pairs].join("; ")}\n${renderTable(summaryTable(runs))}\n`);
     return 0;

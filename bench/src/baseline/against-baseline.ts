@@ -15,12 +15,14 @@ export interface BaselineRunOptions {
   /** Unrecorded requests per path first, in the same order (0: none). */
   warmup: number;
   block: number;
+  /** Requests in flight at once on a path (1 unless given). */
+  inFlight?: number;
   /** Wraps each path's client, e.g. a pause before every request. */
   wrap?: (client: TimedClient) => TimedClient;
 }
 
 /**
- * Sequential requests over three paths in one run: straight to the upstream, through this tree's
+ * Requests (one at a time, or `inFlight` at once) over three paths in one run: straight to the upstream, through this tree's
  * mesh and through the baseline's, in blocks whose order rotates (rotateBlocks) so no path is
  * favoured by what ran before it. CPU is read for every process of both meshes around each block.
  */
@@ -30,7 +32,8 @@ export async function measureAgainstBaseline(
   options: BaselineRunOptions,
 ): Promise<InterleavedMeasurement<BaselinePath>> {
   const targets = { ...ctx.chat, baseline: baseline.chat };
-  const clients = byKey(baselinePaths, (path) => createTimedClient(targets[path], 1));
+  const inFlight = options.inFlight ?? 1;
+  const clients = byKey(baselinePaths, (path) => createTimedClient(targets[path], inFlight));
   const wrap = options.wrap;
   const timed = wrap ? byKey(baselinePaths, (path) => wrap(clients[path])) : clients;
   const processes = { ...ctx.processes, ...baseline.processes };
@@ -38,11 +41,11 @@ export async function measureAgainstBaseline(
     await verifyChatPaths(clients, baselinePaths);
     if (options.warmup > 0) {
       ctx.progress(`${options.name}: warm-up, ${options.warmup} requests per path (direct, gateway, baseline ${baseline.commit})`);
-      await warmUpInterleaved(timed, baselinePaths, options.warmup, options.block, rotateBlocks);
+      await warmUpInterleaved(timed, baselinePaths, options.warmup, options.block, rotateBlocks, inFlight);
     }
     ctx.progress(`${options.name}: ${options.requests} requests per path in blocks of ${options.block} (direct, gateway, baseline ${baseline.commit})`);
     const answeredBefore = await ctx.upstream.answered();
-    const run = await measureInterleaved(timed, baselinePaths, { requests: options.requests, block: options.block, processes, order: rotateBlocks });
+    const run = await measureInterleaved(timed, baselinePaths, { requests: options.requests, block: options.block, processes, order: rotateBlocks, inFlight });
     // Every request on every path must have reached the upstream: no error path, cache or shortcut.
     const reached = (await ctx.upstream.answered()) - answeredBefore;
     if (reached !== baselinePaths.length * options.requests) {
