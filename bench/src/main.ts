@@ -35,7 +35,10 @@ import { spawnUpstream } from "./upstream/spawn-upstream";
 
 /** Run in this order; later scenarios (open-loop load, capacity, streaming, …) are appended here. */
 const scenarios: readonly Scenario[] = [oneInFlight, spaced, settings, stackFloor, capacity, openLoop, streaming, limiter, asyncJobs];
-/** Run only when named in --scenarios: breakdown changes how the services are started; eight-in-flight is a second look at one-in-flight's figures. */
+/**
+ * Run only when named in --scenarios: breakdown changes how the services are started, and
+ * eight-in-flight is one-in-flight again under load.
+ */
 const optIn: readonly Scenario[] = [breakdown, eightInFlight];
 /** The scenarios that measure the --baseline mesh too; the others ignore it. */
 const measuringBaseline: readonly Scenario[] = [oneInFlight, spaced, eightInFlight];

@@ -157,9 +157,10 @@ export function summaryTable(runs: readonly RunFigures[]): Table {
 }
 
 function main(args: readonly string[]): number {
-  const scenario = args[0] === "--scenario" ? args[1] : undefined;
-  const files = scenario === undefined ? args : args.slice(2);
-  if (files.length === 0) {
+  const named = args[0] === "--scenario";
+  const scenario = named ? args[1] : undefined;
+  const files = named ? args.slice(2) : args;
+  if (files.length === 0 || (named && scenario === undefined)) {
     process.stderr.write("usage: pnpm bench:runs [--scenario NAME] RESULT.json [RESULT.json …] (runs with --baseline; one-in-flight unless named)\n");
     return 2;
   }

@@ -22,9 +22,10 @@ export interface BaselineRunOptions {
 }
 
 /**
- * Requests (one at a time, or `inFlight` at once) over three paths in one run: straight to the upstream, through this tree's
- * mesh and through the baseline's, in blocks whose order rotates (rotateBlocks) so no path is
- * favoured by what ran before it. CPU is read for every process of both meshes around each block.
+ * Requests (one at a time, or `inFlight` at once) over three paths in one run: straight to the
+ * upstream, through this tree's mesh and through the baseline's, in blocks whose order rotates
+ * (rotateBlocks) so no path is favoured by what ran before it. CPU is read for every process of both
+ * meshes around each block.
  */
 export async function measureAgainstBaseline(
   ctx: BenchContext,

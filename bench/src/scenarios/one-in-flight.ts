@@ -17,10 +17,10 @@ import type { BenchContext, Json, Scenario, ScenarioResult } from "./scenario";
 export const oneInFlight: Scenario = inFlightScenario("one-in-flight", 1);
 
 /**
- * Opt-in: eight requests in flight on each path, the same blocks otherwise. The services are then
- * never idle between requests, so CPU per request is the busy gateway's: what a request costs once
- * the wake-ups and cold caches that dominate one-in-flight are shared by many (with --baseline, the
- * ledger's cost as a loaded gateway pays it).
+ * Opt-in: eight requests in flight on each path, the same blocks otherwise. No service on the path
+ * then idles between requests (on two vCPUs this is about the mesh's capacity), so CPU per request
+ * is what a busy gateway pays, where one-in-flight's is what each request costs a gateway that wakes
+ * for it; with --baseline, a change's cost under load.
  */
 export const eightInFlight: Scenario = inFlightScenario("eight-in-flight", 8);
 
