@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { TimedClient } from "./http-client";
-import { createLatencyHistogram } from "./histogram";
+import { createLatencyHistogram, type Histogram } from "./histogram";
 import { byKey, cpuPerRequest, measureInterleaved, roundedSummary, runBlock, warmUpInterleaved } from "./interleaved-run";
 
 /** A client whose every request "takes" `micros`, logging which path sent it. */
@@ -54,25 +54,25 @@ describe("runBlock", () => {
       once: async () => ({ status: 200, headers: {}, text: "" }),
       close: async () => {},
     };
-    // Lets the open requests go, one turn at a time, until the block is done.
-    const drain = async (done: () => boolean) => {
-      while (!done()) {
+    // Runs a block, letting the open requests go one turn at a time until it is done.
+    const run = async (count: number, inFlight: number, ...histograms: Histogram[]) => {
+      let finished = false;
+      const block = runBlock(client, count, inFlight, ...histograms).then(() => {
+        finished = true;
+      });
+      while (!finished) {
         for (const release of waiting.splice(0)) release();
         await new Promise((resolve) => setImmediate(resolve));
       }
+      await block;
     };
-    return { client, drain, most: () => most, sent: () => sent };
+    return { run, most: () => most, sent: () => sent };
   }
 
   it("when eight may be in flight, then eight are open at once and the block sends exactly its count", async () => {
     const g = gated();
     const h = createLatencyHistogram();
-    let finished = false;
-    const block = runBlock(g.client, 20, 8, h).then(() => {
-      finished = true;
-    });
-    await g.drain(() => finished);
-    await block;
+    await g.run(20, 8, h);
     expect(g.most()).toBe(8);
     expect(g.sent()).toBe(20);
     expect(h.totalCount).toBe(20);
@@ -80,24 +80,14 @@ describe("runBlock", () => {
 
   it("when one may be in flight, then the next request waits for the last answer", async () => {
     const g = gated();
-    let finished = false;
-    const block = runBlock(g.client, 5, 1).then(() => {
-      finished = true;
-    });
-    await g.drain(() => finished);
-    await block;
+    await g.run(5, 1);
     expect(g.most()).toBe(1);
     expect(g.sent()).toBe(5);
   });
 
   it("when a block is shorter than the senders, then it still sends only its count", async () => {
     const g = gated();
-    let finished = false;
-    const block = runBlock(g.client, 3, 8).then(() => {
-      finished = true;
-    });
-    await g.drain(() => finished);
-    await block;
+    await g.run(3, 8);
     expect(g.sent()).toBe(3);
     expect(g.most()).toBe(3);
   });
