@@ -8,7 +8,7 @@ import { openAIConfig, spawnGateway, type GatewayProcess } from "./gateway-proce
 import { pgliteTemplate } from "./pglite-template";
 
 /**
- * `pnpm start` (the embedded default on PGlite) as separate processes on one data folder: one
+ * The embedded default (`pnpm start`, on PGlite; here its bundle) as separate processes on one data folder: one
  * gateway per folder, what it writes survives a restart, its generated admin token is kept in a
  * 0600 file and never printed, and a folder it cannot open stops it with what to do.
  */

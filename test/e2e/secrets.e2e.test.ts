@@ -163,7 +163,7 @@ describe("when the embedded default runs at trace level through typical and fail
   it("then its output holds no key, token or credential, only the development key once in the banner", async () => {
     const dataDir = join(mkdtempSync(join(tmpdir(), "gw-secrets-")), "data");
     const adminToken = "gw_admin_supplied-by-the-operator-0123456789";
-    gw = await spawnGateway("main", { ...providerEnv(), GATEWAY_DATA_DIR: dataDir, GATEWAY_ADMIN_TOKEN: adminToken, LOG_LEVEL: "trace" });
+    gw = await spawnGateway("main", { ...providerEnv(), GATEWAY_DATA_DIR: dataDir, GATEWAY_ADMIN_TOKEN: adminToken, LOG_LEVEL: "trace" }, { via: "tsx" });
     const banner = await gw.banner();
     const devKey = /dev key {8}(gw_live_\w+)/.exec(banner)?.[1] as string;
     expect(devKey).toBeDefined();
@@ -206,19 +206,23 @@ describe("when the mesh runs at trace level through typical and failing calls", 
     db = await createTestDatabase();
     natsUrl = await testNatsUrl();
     const dataDir = join(mkdtempSync(join(tmpdir(), "gw-secrets-mesh-")), "data");
-    gw = await spawnGateway("mesh", {
-      ...providerEnv(),
-      DATABASE_URL: db.url,
-      REDIS_URL: await testRedisUrl(),
-      GATEWAY_REDIS_PREFIX: uniquePrefix("secrets"),
-      NATS_URL: natsUrl,
-      NATS_NAMESPACE: namespace,
-      INFERENCE_PORT: String(await freePort()),
-      TOOLS_PORT: String(await freePort()),
-      JOBS_PORT: String(await freePort()),
-      GATEWAY_DATA_DIR: dataDir,
-      LOG_LEVEL: "trace",
-    });
+    gw = await spawnGateway(
+      "mesh",
+      {
+        ...providerEnv(),
+        DATABASE_URL: db.url,
+        REDIS_URL: await testRedisUrl(),
+        GATEWAY_REDIS_PREFIX: uniquePrefix("secrets"),
+        NATS_URL: natsUrl,
+        NATS_NAMESPACE: namespace,
+        INFERENCE_PORT: String(await freePort()),
+        TOOLS_PORT: String(await freePort()),
+        JOBS_PORT: String(await freePort()),
+        GATEWAY_DATA_DIR: dataDir,
+        LOG_LEVEL: "trace",
+      },
+      { via: "tsx" },
+    );
     const banner = await gw.banner(180_000);
     const tokenFile = join(dataDir, "admin-token");
     expect(banner).toContain(`admin token    in ${tokenFile}`);
