@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { CallOutcome, TokenUsage, UsageRecord, UsageRecords, usageRecordsOf, usageRowFields, usageRowsMessage } from "./usage";
+import { CallOutcome, MAX_USAGE_BATCH, TokenUsage, UsageRecord, UsageRecords, usageRecordsOf, usageRowFields, usageRowsMessage } from "./usage";
 
 const full: UsageRecord = {
   request_id: "req_full",
@@ -109,6 +109,20 @@ describe("usage.records as rows", () => {
 
   it("passes a row that is not an array on as it is, for the ledger's check to refuse", () => {
     expect(usageRecordsOf(overTheWire({ fields: ["request_id"], rows: ["req_1", { request_id: "req_2" }] }))).toEqual(["req_1", { request_id: "req_2" }]);
+  });
+
+  it("takes a batch of 1 to MAX_USAGE_BATCH rows or records, and refuses an empty, longer or non-array one saying which", () => {
+    const rows = (n: number) => Array.from({ length: n }, (_, i) => [`req_${i}`]);
+    expect(usageRecordsOf(UsageRecords.parse({ fields: ["request_id"], rows: rows(MAX_USAGE_BATCH) }))).toHaveLength(MAX_USAGE_BATCH);
+    expect(usageRecordsOf(UsageRecords.parse({ records: rows(1) }))).toEqual([["req_0"]]);
+    for (const bad of [[], rows(MAX_USAGE_BATCH + 1), { 0: ["req_0"], length: 1 }, "req_0", null]) {
+      const rowsResult = UsageRecords.safeParse({ fields: ["request_id"], rows: bad });
+      expect(rowsResult.success, JSON.stringify(bad)).toBe(false);
+      expect(JSON.stringify(rowsResult.error?.issues)).toContain(`rows must be an array of 1 to ${MAX_USAGE_BATCH} items`);
+      const recordsResult = UsageRecords.safeParse({ records: bad });
+      expect(recordsResult.success, JSON.stringify(bad)).toBe(false);
+      expect(JSON.stringify(recordsResult.error?.issues)).toContain(`records must be an array of 1 to ${MAX_USAGE_BATCH} items`);
+    }
   });
 
   it("refuses field names that are not plain paths", () => {

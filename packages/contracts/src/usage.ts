@@ -99,6 +99,17 @@ export type UsageRecord = z.infer<typeof UsageRecord>;
 export const MAX_USAGE_BATCH = 512;
 
 /**
+ * 1 to MAX_USAGE_BATCH items of any kind, checked by its length alone: `z.array(z.unknown())` would
+ * visit and copy every item of every message the usage service receives, and each is checked on
+ * its own later anyway.
+ */
+function batchOf(name: string) {
+  return z.custom<unknown[]>((value) => Array.isArray(value) && value.length >= 1 && value.length <= MAX_USAGE_BATCH, {
+    message: `${name} must be an array of 1 to ${MAX_USAGE_BATCH} items`,
+  });
+}
+
+/**
  * What `usage.records` carries: records batched by their publisher, because a JetStream publish costs
  * the request path far more than a record's bytes (bench/README.md). The ledger deduplicates each
  * record by its request id, so a batch sent twice, or split and sent again, is still counted once.
@@ -106,15 +117,17 @@ export const MAX_USAGE_BATCH = 512;
  * malformed record costs itself, not its batch, and the request path (the publisher) checks nothing.
  */
 export const UsageRecords = z.union([
-  z.object({ records: z.array(z.unknown()).min(1).max(MAX_USAGE_BATCH) }),
-  // A field's path: names joined by dots, each starting with a letter (so never `__proto__`).
+  // Rows first: every publisher sends them, and a union that fails a branch first builds that
+  // branch's issues for every message.
   z.object({
+    // A field's path: names joined by dots, each starting with a letter (so never `__proto__`).
     fields: z
       .array(z.string().regex(/^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)*$/))
       .min(1)
       .max(64),
-    rows: z.array(z.unknown()).min(1).max(MAX_USAGE_BATCH),
+    rows: batchOf("rows"),
   }),
+  z.object({ records: batchOf("records") }),
 ]);
 export type UsageRecords = z.infer<typeof UsageRecords>;
 
