@@ -21,7 +21,7 @@ import { readdirSync, readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { createNatsBus, removeNatsNamespace } from "@gw/bus";
-import { usageBatchId, usageRecordsOf, usageRowsMessage } from "@gw/contracts";
+import { MAX_USAGE_BATCH, usageBatchId, usageRecordsOf, usageRowsMessage } from "@gw/contracts";
 import { createLogger } from "@gw/logger";
 import { benchSecret as secret } from "./bench-db";
 import { benchRecords } from "./records";
@@ -40,6 +40,10 @@ const { values: args } = parseArgs({
 const perMessage = Number(args["per-message"]);
 const every = Number(args.every);
 const messages = Number(args.messages);
+if (!(perMessage >= 1 && perMessage <= MAX_USAGE_BATCH && every > 0 && messages >= 1)) {
+  throw new Error(`--per-message must be 1 to ${MAX_USAGE_BATCH}, --every and --messages positive`);
+}
+if (!["noop", "rows", "raw"].includes(args.handler)) throw new Error("--handler is noop, rows or raw");
 const logger = createLogger({ service: "usage-receipt", level: "warn" });
 const now = Number(args.now ?? Date.now());
 const { liveRecordAt } = benchRecords(perMessage * messages * 2, now);
@@ -107,7 +111,6 @@ function cpuMs(): number {
 async function main(): Promise<void> {
   const namespace = `receipt${Date.now().toString(36)}`;
   const bus = await createNatsBus({ url: args.nats, secret, namespace, logger, name: "usage-receipt" });
-  if (!["noop", "rows", "raw"].includes(args.handler)) throw new Error("--handler is noop, rows or raw");
   let received = 0;
   let rows = 0;
   // Resolved by the message that completes a trickle: no polling in the process measured.
