@@ -3,7 +3,7 @@
  * pace: a message of --per-message live-shape records every --every ms (one-in-flight sends each mesh
  * about 340 requests a second, so ingress's one-second linger makes messages of about 340) on a fresh
  * namespace's usage stream, published by a child process. The messages are taken by --handler:
- * - "noop": `@gw/bus` with the usage service's consume options (signature, JSON, the envelope's
+ * - "noop": `@gw/bus` with the usage service's consume options  (signature, JSON, the envelope's
  *   check, the pull loop and its acks), and a handler that resolves at once;
  * - "rows": the same, and the rows turned into records (usageRecordsOf), as ingest begins;
  * - "raw": nats.js alone, in the pull loop's shape (fetch what there is room for, ack each).
@@ -17,12 +17,14 @@
  */
 import { spawn } from "node:child_process";
 import { createRequire } from "node:module";
-import { readdirSync, readFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { createNatsBus, removeNatsNamespace } from "@gw/bus";
 import { MAX_USAGE_BATCH, usageBatchId, usageRecordsOf, usageRowsMessage } from "@gw/contracts";
 import { createLogger } from "@gw/logger";
+import { processCpuMicros } from "../../../bench/src/process-cpu";
+import { CONSUME_CONCURRENCY } from "../src/service";
 import { benchSecret as secret } from "./bench-db";
 import { benchRecords } from "./records";
 
@@ -72,7 +74,7 @@ async function rawConsumer(namespace: string, got: () => void): Promise<{ stop()
   let stopping = false;
   const loop = (async () => {
     while (!stopping) {
-      const batch = await consumer.fetch({ max_messages: 32, expires: 10_000 });
+      const batch = await consumer.fetch({ max_messages: CONSUME_CONCURRENCY, expires: 10_000 });
       for await (const m of batch) {
         m.ack();
         got();
@@ -96,16 +98,9 @@ function wakeUps(): number {
   return Number(line?.split(/\s+/)[1] ?? 0);
 }
 
+/** This process's CPU (all its threads), in ms. */
 function cpuMs(): number {
-  let ns = 0;
-  for (const t of readdirSync("/proc/self/task")) {
-    try {
-      ns += Number(readFileSync(`/proc/self/task/${t}/schedstat`, "utf8").split(" ")[0]);
-    } catch {
-      // a thread that ended meanwhile
-    }
-  }
-  return ns / 1e6;
+  return (processCpuMicros(process.pid) ?? Number.NaN) / 1000;
 }
 
 async function main(): Promise<void> {
@@ -122,10 +117,15 @@ async function main(): Promise<void> {
   const consumer =
     args.handler === "raw"
       ? await rawConsumer(namespace, got)
-      : await bus.consume("usage.records", { durable: "usage", concurrency: 32, maxDeliver: 10_000, retryDelayMs: 5_000 }, async (message) => {
-          if (args.handler === "rows") rows += usageRecordsOf(message).length;
-          got();
-        });
+      : await bus.consume(
+          "usage.records",
+          // The service's own options (services/usage/src/service.ts), written out there as a literal for deploy/test's permission check.
+          { durable: "usage", concurrency: CONSUME_CONCURRENCY, maxDeliver: 10_000, retryDelayMs: 5_000 },
+          async (message) => {
+            if (args.handler === "rows") rows += usageRecordsOf(message).length;
+            got();
+          },
+        );
   const trickle = async (): Promise<number> => {
     const child = spawn(
       process.execPath,
