@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { meanInterval, runFigures, summaryTable } from "./runs-summary";
+import { balancedInterval, meanInterval, runFigures, summaryTable } from "./runs-summary";
 
 /** A report as main.ts writes it, reduced to what the summary reads. */
 function report(gateway: Record<string, number>, baseline: Record<string, number>, options: { baselineFirst?: boolean; whole?: number } = {}) {
@@ -69,6 +69,25 @@ describe("meanInterval", () => {
   });
 });
 
+describe("balancedInterval", () => {
+  it("when the start orders read apart by a constant, then the mean is the plain one and the half-width is as if they did not", () => {
+    // Each group: sd 2 over 3 runs, so its mean's variance is 4/3; Welch's df for two such is 4 (t 2.776).
+    const half = (2.776 * Math.sqrt(8 / 3)) / 2;
+    const apart = balancedInterval([10, 12, 14], [20, 22, 24]);
+    expect(apart?.mean).toBe(17);
+    expect(apart?.half95).toBeCloseTo(half, 6);
+    expect(balancedInterval([10, 12, 14], [10, 12, 14])?.half95).toBeCloseTo(half, 6);
+    // The plain interval over the same six takes the gap as spread: sd 5.76, t(5) 2.571.
+    expect(meanInterval([10, 12, 14, 20, 22, 24]).half95).toBeCloseTo((2.571 * Math.sqrt(33.2)) / Math.sqrt(6), 6);
+  });
+
+  it("when a start order has fewer than two runs, then there is none; when all runs agree, then it is nil", () => {
+    expect(balancedInterval([1, 2], [3])).toBeUndefined();
+    expect(balancedInterval([], [1, 2])).toBeUndefined();
+    expect(balancedInterval([4, 4], [6, 6, 6])).toEqual({ mean: 5, half95: 0 });
+  });
+});
+
 describe("summaryTable", () => {
   it("lists each run with its start order, then the mean of every column as a share of the baseline", () => {
     const runs = [
@@ -99,6 +118,22 @@ describe("summaryTable", () => {
     // On path: 30 and 60, mean 45, sd 21.2, t(1) 12.706: 45 ± 191.
     expect(mean[8]).toBe("+45 ± 191");
     expect(mean[9]).toMatch(/^\+6\.4 ± \d+\.\d %$/);
+  });
+
+  it("when each start order ran twice, then a last row weighs each order's mean half and takes the interval from within them", () => {
+    const run = (name: string, onPathExtra: number, baselineFirst: boolean) =>
+      runFigures(name, report({ ...base, ingress: 370 + onPathExtra }, base, { baselineFirst }));
+    const table = summaryTable([run("a.json", 40, false), run("b.json", 10, true), run("c.json", 44, false), run("d.json", 14, true)]);
+    expect(table.rows).toHaveLength(6);
+    const mean = table.rows[4] ?? [];
+    const balanced = table.rows[5] ?? [];
+    expect(balanced[0]).toBe("each start order half, 95 % interval");
+    // On path: 40, 44 and 10, 14, mean 27 either way. Over all four the sd is 17.5 (t(3) 3.182): ± 28.
+    // Within each order the sd is 2.83, so each mean's variance 4; Welch's df 2 (t 4.303): ± 4.303 × √8 / 2.
+    expect(mean[8]).toBe("+27 ± 28");
+    expect(balanced[8]).toBe("+27 ± 6");
+    // As shares of the baseline's 705 µs on the path.
+    expect(balanced[9]).toBe("+3.8 ± 0.9 %");
   });
 
   it("refuses to summarise nothing", () => {

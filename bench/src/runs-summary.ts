@@ -101,6 +101,29 @@ export function meanInterval(values: readonly number[]): MeanInterval {
   return { mean, half95: (t * Math.sqrt(variance)) / Math.sqrt(n) };
 }
 
+/**
+ * The mean of runs in two groups (one per start order), each group's mean weighing half, and the
+ * 95 % half-width from each group's own spread (Welch's t, its degrees of freedom rounded down).
+ * With the start order alternated the mean is the plain one; the interval leaves out the gap between
+ * the orders, which is the bench's, not the tree's (the mesh started first reads higher), and which
+ * otherwise widens it. Undefined unless each group has two runs.
+ */
+export function balancedInterval(first: readonly number[], second: readonly number[]): MeanInterval | undefined {
+  if (first.length < 2 || second.length < 2) return undefined;
+  const groups = [first, second].map((values) => {
+    const { mean } = meanInterval(values);
+    const variance = values.reduce((sum, v) => sum + (v - mean) ** 2, 0) / (values.length - 1);
+    return { mean, share: variance / values.length, n: values.length };
+  });
+  const [a, b] = groups as [(typeof groups)[0], (typeof groups)[0]];
+  const mean = (a.mean + b.mean) / 2;
+  const shares = a.share + b.share;
+  if (shares === 0) return { mean, half95: 0 };
+  const df = Math.floor(shares ** 2 / (a.share ** 2 / (a.n - 1) + b.share ** 2 / (b.n - 1)));
+  const t = T95[df - 1] ?? 1.96;
+  return { mean, half95: (t * Math.sqrt(shares)) / 2 };
+}
+
 const percent = (part: number, whole: number) => (whole > 0 ? `${((100 * part) / whole).toFixed(1)} %` : "");
 const signed = (x: number, digits = 0) => `${x >= 0 ? "+" : ""}${x.toFixed(digits)}`;
 const interval = ({ mean, half95 }: MeanInterval, digits = 0) =>
@@ -149,10 +172,32 @@ export function summaryTable(runs: readonly RunFigures[]): Table {
       (r) => r.baselineServices,
     ),
   ];
+  // The same columns with each start order's runs weighing half, when both orders ran at least twice.
+  const byOrder = (pick: (r: RunFigures) => number) =>
+    balancedInterval(runs.filter((r) => !r.baselineFirst).map(pick), runs.filter((r) => r.baselineFirst).map(pick));
+  const balancedCell = (pick: (r: RunFigures) => number, digits = 0, unit = "") => {
+    const m = byOrder(pick);
+    return m ? `${interval(m, digits)}${unit}` : "";
+  };
+  const balanced = byOrder((r) => r.p50DiffMs)
+    ? [
+        [
+          "each start order half, 95 % interval",
+          balancedCell((r) => r.p50DiffMs, 3),
+          ...services.map((name) => balancedCell((r) => r.perBlock[name] ?? 0)),
+          balancedCell((r) => r.perBlock.onPath ?? 0),
+          balancedCell((r) => (100 * (r.perBlock.onPath ?? 0)) / r.baselineOnPath, 1, " %"),
+          balancedCell((r) => r.wholeRun.onPath ?? 0),
+          balancedCell((r) => (100 * (r.wholeRun.onPath ?? 0)) / r.baselineWholeRunOnPath, 1, " %"),
+          balancedCell((r) => r.perBlock.total ?? 0),
+          balancedCell((r) => (100 * (r.perBlock.total ?? 0)) / r.baselineServices, 1, " %"),
+        ],
+      ]
+    : [];
   return {
     title: `this tree − baseline over ${runs.length} runs (CPU µs per request per block unless "whole run"; on path = ${onPath.join(" + ")}; % of the baseline's)`,
     columns: ["run", "p50 ms", ...services, "on path", "%", "whole run", "%", "services", "%"],
-    rows: [...runs.map(row), mean],
+    rows: [...runs.map(row), mean, ...balanced],
   };
 }
 
