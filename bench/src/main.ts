@@ -46,15 +46,20 @@ const measuringBaseline: readonly Scenario[] = [oneInFlight, spaced, eightInFlig
 const progress = (message: string) => process.stderr.write(`[bench] ${message}\n`);
 
 /**
- * BENCH_SERVICE_NODE_OPTIONS becomes the services' NODE_OPTIONS, e.g. "--import /tmp/profiler.mjs"
- * (a hook that starts the inspector's profiler) to see where their time goes; Node refuses
- * --cpu-prof there. The bench's own process is unaffected.
+ * BENCH_SERVICE_NODE_OPTIONS becomes the services' NODE_OPTIONS, e.g. "--import
+ * bench/src/profile/hook.mjs" (with BENCH_PROFILE_DIR: each service's CPU profile) to see where
+ * their time goes; Node refuses --cpu-prof there. The bench's own process is unaffected.
  */
 function serviceEnv(breakdownPrefix: string | undefined): Record<string, string> {
   const options = [process.env.BENCH_SERVICE_NODE_OPTIONS ?? ""];
   if (breakdownPrefix) options.push(`--import ${fileURLToPath(new URL("./breakdown/hook.mjs", import.meta.url))}`);
   const env: Record<string, string> = {};
   if (breakdownPrefix) env.BENCH_BREAKDOWN_PREFIX = breakdownPrefix;
+  // The services get only the environment the mesh gives them: the profile hook's settings go on.
+  for (const name of ["BENCH_PROFILE_DIR", "BENCH_PROFILE_INTERVAL_US"]) {
+    const value = process.env[name];
+    if (value) env[name] = value;
+  }
   const joined = options.join(" ").trim();
   if (joined) env.NODE_OPTIONS = joined;
   return env;
