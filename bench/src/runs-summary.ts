@@ -144,56 +144,33 @@ export function summaryTable(runs: readonly RunFigures[]): Table {
     signed(r.perBlock.total ?? 0),
     percent(r.perBlock.total ?? 0, r.baselineServices),
   ];
-  const of = (pick: (r: RunFigures) => number) => meanInterval(runs.map(pick));
-  const ratio = (pick: (r: RunFigures) => number, base: (r: RunFigures) => number) => {
-    const m = of((r) => (100 * pick(r)) / base(r));
-    return `${interval(m, 1)} %`;
+  type Pick = (r: RunFigures) => number;
+  // A summary row: each column's runs summarised (with its 95 % interval), the shares as a mean of each run's share.
+  const summaryRow = (label: string, summarise: (pick: Pick) => MeanInterval | undefined) => {
+    const cell = (pick: Pick, digits = 0, unit = "") => {
+      const m = summarise(pick);
+      return m ? `${interval(m, digits)}${unit}` : "";
+    };
+    const share = (part: Pick, base: Pick) => cell((r) => (100 * part(r)) / base(r), 1, " %");
+    const onPath: Pick = (r) => r.perBlock.onPath ?? 0;
+    const wholeRun: Pick = (r) => r.wholeRun.onPath ?? 0;
+    const total: Pick = (r) => r.perBlock.total ?? 0;
+    return [
+      label,
+      cell((r) => r.p50DiffMs, 3),
+      ...services.map((name) => cell((r) => r.perBlock[name] ?? 0)),
+      cell(onPath),
+      share(onPath, (r) => r.baselineOnPath),
+      cell(wholeRun),
+      share(wholeRun, (r) => r.baselineWholeRunOnPath),
+      cell(total),
+      share(total, (r) => r.baselineServices),
+    ];
   };
-  const mean = [
-    `mean of ${runs.length}, 95 % interval`,
-    interval(
-      of((r) => r.p50DiffMs),
-      3,
-    ),
-    ...services.map((name) => interval(of((r) => r.perBlock[name] ?? 0))),
-    interval(of((r) => r.perBlock.onPath ?? 0)),
-    ratio(
-      (r) => r.perBlock.onPath ?? 0,
-      (r) => r.baselineOnPath,
-    ),
-    interval(of((r) => r.wholeRun.onPath ?? 0)),
-    ratio(
-      (r) => r.wholeRun.onPath ?? 0,
-      (r) => r.baselineWholeRunOnPath,
-    ),
-    interval(of((r) => r.perBlock.total ?? 0)),
-    ratio(
-      (r) => r.perBlock.total ?? 0,
-      (r) => r.baselineServices,
-    ),
-  ];
-  // The same columns with each start order's runs weighing half, when both orders ran at least twice.
-  const byOrder = (pick: (r: RunFigures) => number) =>
-    balancedInterval(runs.filter((r) => !r.baselineFirst).map(pick), runs.filter((r) => r.baselineFirst).map(pick));
-  const balancedCell = (pick: (r: RunFigures) => number, digits = 0, unit = "") => {
-    const m = byOrder(pick);
-    return m ? `${interval(m, digits)}${unit}` : "";
-  };
-  const balanced = byOrder((r) => r.p50DiffMs)
-    ? [
-        [
-          "each start order half, 95 % interval",
-          balancedCell((r) => r.p50DiffMs, 3),
-          ...services.map((name) => balancedCell((r) => r.perBlock[name] ?? 0)),
-          balancedCell((r) => r.perBlock.onPath ?? 0),
-          balancedCell((r) => (100 * (r.perBlock.onPath ?? 0)) / r.baselineOnPath, 1, " %"),
-          balancedCell((r) => r.wholeRun.onPath ?? 0),
-          balancedCell((r) => (100 * (r.wholeRun.onPath ?? 0)) / r.baselineWholeRunOnPath, 1, " %"),
-          balancedCell((r) => r.perBlock.total ?? 0),
-          balancedCell((r) => (100 * (r.perBlock.total ?? 0)) / r.baselineServices, 1, " %"),
-        ],
-      ]
-    : [];
+  const mean = summaryRow(`mean of ${runs.length}, 95 % interval`, (pick) => meanInterval(runs.map(pick)));
+  // The same with each start order's runs weighing half, when both orders ran at least twice.
+  const byOrder = (pick: Pick) => balancedInterval(runs.filter((r) => !r.baselineFirst).map(pick), runs.filter((r) => r.baselineFirst).map(pick));
+  const balanced = byOrder((r) => r.p50DiffMs) ? [summaryRow("each start order half, 95 % interval", byOrder)] : [];
   return {
     title: `this tree − baseline over ${runs.length} runs (CPU µs per request per block unless "whole run"; on path = ${onPath.join(" + ")}; % of the baseline's)`,
     columns: ["run", "p50 ms", ...services, "on path", "%", "whole run", "%", "services", "%"],
