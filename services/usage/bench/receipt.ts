@@ -1,8 +1,8 @@
 /**
  * What receiving usage messages costs the usage service before any ledger work, at the live bench's
- * pace: a message of --per-message live-shape records every --every ms (one-in-flight sends each mesh
- * about 340 requests a second, so ingress's one-second linger makes messages of about 340) on a fresh
- * namespace's usage stream, published by a child process. The messages are taken by --handler:
+ * pace: a message of --per-message live-shape records every --every ms on a fresh namespace's usage
+ * stream, published by a child process. One-in-flight sends each mesh 340 to 590 requests a second,
+ * by the machine, so ingress's one-second linger makes messages of 340 up to the full 512. The messages are taken by --handler:
  * - "noop": `@gw/bus` with the usage service's consume options  (signature, JSON, the envelope's
  *   check, the pull loop and its acks), and a handler that resolves at once;
  * - "rows": the same, and the rows turned into records (usageRecordsOf), as ingest begins;
