@@ -6,7 +6,9 @@ import { newWorkspaceKey, startGatewayTarget, targetNames, testPlans, type Gatew
 /**
  * Text Postgres's jsonb refuses (U+0000, lone surrogates) in an async request, a research input and
  * what the upstream answers: the job is created, runs, and returns its result with every character
- * intact, on PGlite (the embedded default) and on Postgres (the mesh).
+ * intact, on PGlite (the embedded default) and on Postgres (the mesh). And U+0000, which Postgres's text
+ * cannot hold, in the ids, queries and bodies of the operator's and the console's APIs: a 4xx, never
+ * a 500.
  */
 const HOSTILE = "nul:\u0000 lone-high:\ud800 lone-low:\udc00 pair:\ud83d\ude00 end";
 const KEYS = { oa: "sk-hostile-text", tavily: "tvly-hostile-text" };
@@ -80,6 +82,44 @@ for (const name of targetNames) {
       expect(report?.status).toBe("completed");
       expect(report?.content).toContain(HOSTILE);
       expect([...tavily.researchTasks.values()].map((t) => t.input)).toContain(HOSTILE);
+    });
+
+    it("then U+0000 in the admin API's ids, queries and bodies, the ledger's queries and the console's sign-in is a 4xx in the envelope, never a 500", async () => {
+      const admin = async (method: string, path: string, body?: unknown) => {
+        const res = await fetch(`${gw.adminURL}${path}`, {
+          method,
+          headers: { authorization: `Bearer ${gw.adminToken}`, "content-type": "application/json" },
+          body: body === undefined ? undefined : JSON.stringify(body),
+        });
+        return { status: res.status, body: JSON.parse(await res.text()) as { error?: { type: string; message: string } } };
+      };
+      const { workspaceId, keyId } = await newWorkspaceKey(gw, { name: "nul" });
+      const refused: [string, string, unknown?][] = [
+        ["GET", "/admin/workspaces/ws%00/keys"],
+        ["PATCH", "/admin/workspaces/ws%00", { plan: "pro" }],
+        ["PATCH", "/admin/keys/key%00", { status: "disabled" }],
+        ["GET", "/admin/audit?workspace_id=%00"],
+        ["POST", "/admin/workspaces", { name: "a\u0000b", plan: "pro" }],
+        ["PATCH", `/admin/workspaces/${workspaceId}`, { name: "\u0000" }],
+        ["PATCH", `/admin/keys/${keyId}`, { name: "k\u0000" }],
+      ];
+      for (const [method, path, body] of refused) {
+        const answer = await admin(method, path, body);
+        expect([answer.status, answer.body.error?.type], `${method} ${path}`).toEqual([400, "invalid_request_error"]);
+        expect(answer.body.error?.message).toContain("U+0000");
+      }
+      // The ledger reads U+0000 as ingest stored it (U+FFFD): nothing matches, nothing fails.
+      for (const path of [`/admin/logs?model=a%00b`, "/admin/logs?workspace_id=%00", "/admin/usage?key_id=%00", "/admin/workspaces/ws%00/statement"]) {
+        expect((await admin("GET", path)).status, path).toBe(200);
+      }
+      expect((await admin("GET", "/admin/logs/req_%00")).status).toBe(404);
+      const signIn = await fetch(`${new URL(gw.baseURL).origin}/console/api/sign-in`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ email: "a\u0000@example.com", password: "long enough password" }),
+      });
+      expect(signIn.status).toBe(400);
+      expect((await admin("GET", `/admin/workspaces/${workspaceId}/keys`)).status).toBe(200);
     });
   });
 }

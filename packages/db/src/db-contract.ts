@@ -120,6 +120,12 @@ export function describeDbContract(label: string, open: OpenDb): void {
         expect(unnested[0]!.all.map((b) => Buffer.isBuffer(b) && b.length)).toEqual([12, 0]);
       });
 
+      it("when a text parameter holds U+0000, then the error carries SQLSTATE 22021 (the gateway answers it with a 400)", async () => {
+        await expect(db.query("select $1::text as t", ["a\u0000b"])).rejects.toMatchObject({ code: "22021" });
+        // The connection is still usable after the refusal.
+        expect((await db.query<{ t: string }>("select $1::text as t", ["a\uFFFDb"])).rows[0]?.t).toBe("a\uFFFDb");
+      });
+
       it("when a unique constraint is violated, then the error carries SQLSTATE 23505", async () => {
         const s = await freshSchema();
         await db.exec(`create table ${s}.t (id int primary key); insert into ${s}.t values (1);`);

@@ -152,6 +152,17 @@ describe("toGatewayError", () => {
     expect(err.retryable).toBe(false);
   });
 
+  it("when the database refuses a text value (SQLSTATE 22021 or 22P05, itself or as a wrapper's cause), then it is a 400 naming U+0000", () => {
+    const refusal = (code: string) => Object.assign(new Error('invalid byte sequence for encoding "UTF8": 0x00'), { code });
+    for (const thrown of [refusal("22021"), refusal("22P05"), new Error("store failed", { cause: refusal("22021") })]) {
+      const err = toGatewayError(thrown);
+      expect([err.code, err.status]).toEqual(["invalid_request", 400]);
+      expect(err.message).toContain("U+0000");
+    }
+    // Other database errors are the gateway's, not the caller's.
+    for (const code of ["23505", "22P02", "57014"]) expect(toGatewayError(refusal(code)).status, code).toBe(500);
+  });
+
   it("when the thrown value is not an Error (a string, a number, null or undefined), then it is still a 500", () => {
     for (const thrown of ["boom", 42, null, undefined]) {
       const err = toGatewayError(thrown);

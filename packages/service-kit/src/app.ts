@@ -135,7 +135,26 @@ export function toGatewayError(err: unknown): GatewayError {
   if (bodyError.expose === true && typeof bodyError.status === "number" && bodyError.status >= 400 && bodyError.status < 500) {
     return new GatewayError("invalid_request", `Invalid body: ${bodyError.message ?? "rejected"}`, { status: bodyError.status });
   }
+  if (unstorableText(err)) {
+    return new GatewayError("invalid_request", "Invalid request: a value contains U+0000 (NUL), which cannot be stored or looked up", { cause: err });
+  }
   return new GatewayError("internal_error", "Internal server error", { cause: err });
+}
+
+/**
+ * Postgres's answer to a text value it cannot hold: U+0000 in any text parameter (SQLSTATE 22021,
+ * character_not_in_repertoire; 22P05 where the server's encoding lacks a character). Only a caller's
+ * value brings one, so it is the caller's error, found by the database rather than by a check of
+ * every string of every request; pg and PGlite both carry the code, possibly under a wrapper's cause.
+ */
+function unstorableText(err: object): boolean {
+  let at: unknown = err;
+  for (let depth = 0; depth < 3 && typeof at === "object" && at !== null; depth++) {
+    const code = (at as { code?: unknown }).code;
+    if (code === "22021" || code === "22P05") return true;
+    at = (at as { cause?: unknown }).cause;
+  }
+  return false;
 }
 
 /** The last two handlers of every app: a 404 in the route's envelope, then the error edge. */

@@ -89,4 +89,16 @@ describe("console sessions", () => {
     });
     expect(res.status).toBe(400);
   });
+
+  it("when a sign-in names an email with a U+0000 (NUL), which Postgres's text cannot hold, then it is a 400 that names it, and the next sign-in works", async () => {
+    const res = await fetch(`${base}/sign-in`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ email: "a\u0000@example.com", password: "long enough password" }),
+    });
+    const body = (await res.json()) as { error: { type: string; message: string } };
+    expect([res.status, body.error.type]).toEqual([400, "invalid_request_error"]);
+    expect(body.error.message).toContain("U+0000");
+    expect(await session((await signIn()).cookie)).toBe(200);
+  });
 });

@@ -4,6 +4,7 @@ import type { Db } from "@gw/db";
 import { GatewayError } from "@gw/errors";
 import { routeLabel } from "@gw/service-kit";
 import type { BodyStore } from "./bodies";
+import { storedText } from "./stored-text";
 import { queryLogs, queryRecord } from "./queries/logs-query";
 import { logsParams, statementParams, usageParams } from "./queries/params";
 import { statementCsv, statementFor } from "./queries/statement";
@@ -40,7 +41,7 @@ export function mountUsageRoutes(app: Express, deps: UsageRoutesDeps): void {
   });
 
   app.get("/v1/logs/:requestId", routeLabel("/v1/logs/{request_id}"), async (req, res) => {
-    const requestId = String(req.params.requestId);
+    const requestId = storedText(String(req.params.requestId));
     const identity = identityOf(res);
     const record = requestId.length <= 128 ? await queryRecord(deps.db, requestId, isOperator(identity) ? undefined : identity.workspace_id) : undefined;
     if (!record) throw new GatewayError("not_found", `No request found with id ${requestId}`, { param: "request_id" });
@@ -52,7 +53,7 @@ export function mountUsageRoutes(app: Express, deps: UsageRoutesDeps): void {
   app.get("/v1/workspaces/:workspaceId/statement", routeLabel("/v1/workspaces/{id}/statement"), async (req, res) => {
     const q = statementParams(req.query);
     const identity = identityOf(res);
-    const workspaceId = String(req.params.workspaceId);
+    const workspaceId = storedText(String(req.params.workspaceId));
     if (!isOperator(identity) && workspaceId !== identity.workspace_id) throw forbiddenWorkspace(workspaceId);
     const { body, statement } = await statementFor(deps.db, { workspaceId, month: q.month, tz: q.tz, now: deps.clock() });
     if (q.format === "json") {

@@ -401,3 +401,33 @@ describe("a person acting through the console (x-gw-principal)", () => {
     expect((await as("*", "GET", "/admin/workspaces", undefined, header())).status).toBe(401);
   });
 });
+
+describe("a U+0000 (NUL) in an id, a query or a body, which Postgres's text cannot hold", () => {
+  it("then each call is a 400 in the OpenAI envelope naming it, nothing is written, and the API goes on answering", async () => {
+    const ws = await workspace({ plan: "pro" });
+    const keyId = await key(ws);
+    const calls: [string, string, unknown?][] = [
+      ["GET", "/admin/workspaces/ws%00/keys"],
+      ["PATCH", "/admin/workspaces/a%00b", { plan: "pro" }],
+      ["POST", "/admin/workspaces/ws%00/keys", {}],
+      ["PATCH", "/admin/keys/key%00", { status: "disabled" }],
+      ["GET", "/admin/audit?workspace_id=%00"],
+      ["POST", "/admin/workspaces", { name: "a\u0000b", plan: "pro" }],
+      ["PATCH", `/admin/workspaces/${ws}`, { name: "\u0000" }],
+      ["POST", `/admin/workspaces/${ws}/keys`, { name: "k\u0000" }],
+      ["PATCH", `/admin/keys/${keyId}`, { name: "k\u0000" }],
+    ];
+    for (const [method, path, body] of calls) {
+      const answer = await call(method, path, body);
+      expect(answer.status, `${method} ${path}`).toBe(400);
+      expect(answer.body.error).toMatchObject({ type: "invalid_request_error", code: "invalid_request" });
+      expect(answer.body.error?.message).toContain("U+0000");
+    }
+    const keys = await call("GET", `/admin/workspaces/${ws}/keys`);
+    expect((keys.body.data as { id: string }[]).map((k) => k.id)).toEqual([keyId]);
+    const audit = await call("GET", `/admin/audit?workspace_id=${ws}`);
+    expect((audit.body.data as AuditRecord[]).map((r) => r.action)).toEqual(["key.create", "workspace.create"]);
+    const renamed = await call("PATCH", `/admin/workspaces/${ws}`, { name: "renamed" });
+    expect([renamed.status, renamed.body.name]).toEqual([200, "renamed"]);
+  });
+});

@@ -1,4 +1,5 @@
 import type { UsageRecord } from "@gw/contracts";
+import { storedText } from "../stored-text";
 import { isDecimal } from "../decimal";
 import type { PriceLine, PriceResult, Pricer } from "../pricing";
 
@@ -17,16 +18,6 @@ export interface LedgerRow {
 }
 
 const TOOL_ROUTE = /^\/v1\/tools\/([^/]+)/;
-
-/**
- * Postgres text cannot hold NUL; a client-chosen string (a model name a refusal records) could.
- * Replacing it keeps such a record writable instead of failing its whole batch for ever.
- */
-function clean(text: string): string;
-function clean(text: string | undefined): string | undefined;
-function clean(text: string | undefined): string | undefined {
-  return text?.includes("\u0000") ? text.replaceAll("\u0000", "\uFFFD") : text;
-}
 
 const nul = (text: string | undefined): boolean => text?.includes("\u0000") === true;
 
@@ -48,16 +39,16 @@ function hasNul(r: UsageRecord): boolean {
 function cleanRecord(r: UsageRecord): UsageRecord {
   // Almost every record is clean: it is then used as it came, with no copy to make and collect.
   if (!hasNul(r)) return r;
-  const outcome = r.outcome && { ...r.outcome, provider: clean(r.outcome.provider), upstream_model: clean(r.outcome.upstream_model) };
+  const outcome = r.outcome && { ...r.outcome, provider: storedText(r.outcome.provider), upstream_model: storedText(r.outcome.upstream_model) };
   return {
     ...r,
-    request_id: clean(r.request_id),
-    workspace_id: clean(r.workspace_id),
-    key_id: clean(r.key_id),
-    route: clean(r.route),
-    model: clean(r.model),
-    error_type: clean(r.error_type),
-    job_id: clean(r.job_id),
+    request_id: storedText(r.request_id),
+    workspace_id: storedText(r.workspace_id),
+    key_id: storedText(r.key_id),
+    route: storedText(r.route),
+    model: storedText(r.model),
+    error_type: storedText(r.error_type),
+    job_id: storedText(r.job_id),
     ...(outcome ? { outcome } : {}),
   };
 }
@@ -127,7 +118,7 @@ export function toLedgerRow(raw: UsageRecord, pricer: Pricer): PricingOutcome {
     record,
     day: dayOf(record.started_at),
     cost: priced.cost_usd,
-    priceVersion: priced.price_version === null ? null : clean(priced.price_version),
+    priceVersion: priced.price_version === null ? null : storedText(priced.price_version),
     lines: priced.cost_usd === null ? [] : priced.lines,
     kind,
     name,

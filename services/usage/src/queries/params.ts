@@ -1,6 +1,7 @@
 import { fromZodError, GatewayError } from "@gw/errors";
 import { z } from "zod";
 import { canonicalZone, HOUR_MS, instantOf } from "@gw/contracts";
+import { storedText } from "../stored-text";
 
 /**
  * The query parameters of the ledger's routes, checked with zod: a bad or unknown parameter is a
@@ -10,7 +11,8 @@ import { canonicalZone, HOUR_MS, instantOf } from "@gw/contracts";
 export const groupFields = ["hour", "day", "month", "model", "key", "provider", "route", "status"] as const;
 export type GroupField = (typeof groupFields)[number];
 
-const id = (max: number) => z.string().min(1).max(max);
+// Filters compared with stored text: U+0000 stands as ingest stored it (storedText).
+const id = (max: number) => z.string().min(1).max(max).transform(storedText);
 const text = z.string().max(100);
 const month = z.string().regex(/^\d{4}-(0[1-9]|1[0-2])$/, "must be a month as YYYY-MM");
 const status = z.string().regex(/^[1-5](\d\d|xx)$/, "must be an HTTP status (404) or a class (5xx)");
@@ -171,7 +173,7 @@ export function decodeCursor(cursor: string): { startedAt: number; requestId: st
     value = undefined;
   }
   if (Array.isArray(value) && value.length === 2 && Number.isSafeInteger(value[0]) && typeof value[1] === "string" && value[1].length > 0) {
-    return { startedAt: value[0] as number, requestId: value[1] };
+    return { startedAt: value[0] as number, requestId: storedText(value[1]) };
   }
   throw invalid("cursor", "is not a cursor this API returned (pass next_cursor unchanged)");
 }

@@ -120,6 +120,25 @@ export function describeLedger(label: string, open: () => Promise<OpenedLedgerDb
         expect(await ledger.json(`/v1/logs/${odd.request_id}`)).toMatchObject({ model: "gpt\uFFFDtest", status: 404 });
         expect(await count("SELECT count(*) AS n FROM usage.records WHERE workspace_id = $1", [ws])).toBe(2);
       });
+
+      it("then a query naming it with the NUL finds it, and a NUL in any other filter or id is an empty answer or a 404, not a 500", async () => {
+        const ws = freshWorkspace();
+        const odd = record({ workspace_id: ws, started_at: JAN(11, 5), model: "mini\u0000x", status: 404, error_type: "model_not_found" });
+        await ingest([odd, record({ workspace_id: ws, started_at: JAN(11, 6) })]);
+        const logs = await ledger.json<{ data: { request_id: string }[] }>(`/v1/logs?workspace_id=${ws}&model=mini%00x`);
+        expect(logs.data.map((r) => r.request_id)).toEqual([odd.request_id]);
+        const usage = await ledger.json<{ data: { requests: number }[] }>(`/v1/usage?workspace_id=${ws}&model=mini%00x&from=2025-01-01&to=2025-02-01`);
+        expect(usage.data.map((r) => r.requests)).toEqual([1]);
+        for (const query of ["key_id=%00", "route=a%00b", "workspace_id=ws%00"]) {
+          const res = await ledger.get(`/v1/logs?${query}`);
+          expect([res.status, ((await res.json()) as { data: unknown[] }).data], query).toEqual([200, []]);
+        }
+        expect((await ledger.get(`/v1/usage?key_id=%00`)).status).toBe(200);
+        expect((await ledger.get(`/v1/logs/req_%00`)).status).toBe(404);
+        expect((await ledger.get(`/v1/workspaces/ws%00/statement?month=2025-01`)).status).toBe(200);
+        const cursor = Buffer.from(JSON.stringify([JAN(11, 6), "req\u0000"])).toString("base64url");
+        expect((await ledger.get(`/v1/logs?workspace_id=${ws}&cursor=${cursor}`)).status).toBe(200);
+      });
     });
 
     describe("when a record carries a lone UTF-16 surrogate in a client-chosen name", () => {
