@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe } from "vitest";
 import { floodTests } from "./flood";
 import { fuzzClassTests } from "./fuzz-suite";
 import { startFuzzTarget, type FuzzTarget } from "./fuzz-target";
+import { operatorFuzzTests } from "./operator";
 import { fuzzSettings } from "./settings";
 
 /** The fuzz suite against the embedded default: one process, PGlite, in-process bus. */
@@ -16,4 +17,5 @@ describe.skipIf(settings.mode === "mesh")("when hostile requests reach the embed
 
   fuzzClassTests("the embedded default", () => target, settings);
   floodTests("the embedded default", () => target, settings);
+  operatorFuzzTests("the embedded default", () => target, settings);
 });

@@ -24,7 +24,7 @@ const { values } = parseArgs({
 
 if (values.help) {
   console.log(
-    "pnpm fuzz [--count N] [--seed N] [--path P] [--class C|flood] [--mode mesh|embedded] [--survey] [--verbose] [--flood-requests N] [--flood-bodies N]",
+    "pnpm fuzz [--count N] [--seed N] [--path P] [--class C|flood|operator] [--mode mesh|embedded] [--survey] [--verbose] [--flood-requests N] [--flood-bodies N]",
   );
   process.exit(0);
 }

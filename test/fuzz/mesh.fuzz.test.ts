@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe } from "vitest";
 import { floodTests } from "./flood";
 import { fuzzClassTests } from "./fuzz-suite";
 import { startFuzzTarget, type FuzzTarget } from "./fuzz-target";
+import { operatorFuzzTests } from "./operator";
 import { fuzzSettings } from "./settings";
 
 /** The fuzz suite against the mesh: one process per service on this machine's Postgres, Redis and NATS. */
@@ -16,4 +17,5 @@ describe.skipIf(settings.mode === "embedded")("when hostile requests reach the m
 
   fuzzClassTests("the mesh", () => target, settings);
   floodTests("the mesh", () => target, settings);
+  operatorFuzzTests("the mesh", () => target, settings);
 });
