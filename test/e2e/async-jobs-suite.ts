@@ -351,8 +351,10 @@ export function asyncJobsSuite(name: TargetName): void {
       const { id } = (await res.json()) as Job;
       const calls = () => oa.requests.filter((r) => JSON.stringify(r.body).includes("never answered"));
       // The retry cancels the first attempt before it runs: its upstream call is closed, not left
-      // running beside the second (which would be paid for twice).
-      await eventually(() => expect(calls()).toHaveLength(2), 15_000);
+      // running beside the second (which would be paid for twice). The retry takes a second or two
+      // alone; with the whole suite on a slow 2-vCPU machine the mesh took over 15 s twice in three
+      // runs (2026-12-01), so the deadline is generous: this asserts that it happens, not how fast.
+      await eventually(() => expect(calls()).toHaveLength(2), 45_000);
       await eventually(() => expect(calls()[0]?.aborted).toBe(true), 2_000);
       // Not asserted here that the job is still running: its second attempt has only a second, which
       // a loaded machine can spend before this line. The failure below names both attempts instead.
@@ -376,6 +378,6 @@ export function asyncJobsSuite(name: TargetName): void {
         await new Promise((r) => setTimeout(r, 200));
       }
       expect(status).toBe(404);
-    }, 40_000);
+    }, 90_000);
   });
 }
