@@ -4,6 +4,7 @@ import type { TargetName } from "../e2e/targets";
 import { newWorkspaceKey } from "../e2e/targets";
 import { bodyText, envelopeProblem } from "./envelopes";
 import type { FuzzTarget } from "./fuzz-target";
+import { pathByte } from "./generators/request-classes";
 import { send } from "./raw-http";
 import type { FuzzSettings } from "./settings";
 
@@ -43,10 +44,7 @@ const hostileTexts: readonly string[] = [
 /** Raw bytes for a path or query that are not UTF-8 (or are over-long forms of ASCII). */
 const rawBytes: readonly string[] = ["%FF", "%C0%80", "%C0%AF", "%ED%A0%80", "%E2%82"];
 
-const pct = (text: string) =>
-  [...Buffer.from(text, "utf8")]
-    .map((b) => (/[A-Za-z0-9_.~-]/.test(String.fromCharCode(b)) ? String.fromCharCode(b) : `%${b.toString(16).toUpperCase().padStart(2, "0")}`))
-    .join("");
+const pct = (text: string) => [...Buffer.from(text, "utf8")].map(pathByte).join("");
 
 /** A value for the path or the query: hostile text encoded as a client would, or raw bytes. */
 const wireValue = fc.oneof(

@@ -32,7 +32,9 @@ const badIdTexts = [
   "%6A%6F%62%5F%31",
 ];
 
-const pathByte = (b: number) => (/[A-Za-z0-9._~-]/.test(String.fromCharCode(b)) ? String.fromCharCode(b) : `%${b.toString(16).padStart(2, "0").toUpperCase()}`);
+/** A byte as it goes in a path: unreserved characters as they are, the rest percent-encoded. */
+export const pathByte = (b: number) =>
+  /[A-Za-z0-9._~-]/.test(String.fromCharCode(b)) ? String.fromCharCode(b) : `%${b.toString(16).padStart(2, "0").toUpperCase()}`;
 
 export const badIds: FuzzClass = {
   name: "bad-ids",
