@@ -362,58 +362,101 @@ export function consoleBrowserSuite(name: TargetName): void {
       }
     });
 
-    it("then every page passes axe-core (no serious or critical violation), fits 1280 and 390 px without scrolling sideways, and logs no error", async () => {
-      const findings: string[] = [];
-      /** Opens a page, times it, and checks it at both widths (screenshots kept). */
-      const visit = async (
-        page: Page,
-        watch: PageWatch,
-        o: { slug: string; label: string; who: string; url: string; heading: string | RegExp; expected?: Expected[] },
-      ) => {
-        await page.setViewportSize(desktop);
-        const started = Date.now();
-        await page.goto(o.url);
-        await heading(page, o.heading).waitFor();
-        timing(o.label, o.who).full_load_ms = Date.now() - started;
-        await settled(page);
-        for (const size of [desktop, phone]) {
-          await page.setViewportSize(size);
-          const where = `${o.label} (${o.who}) at ${size.width} px`;
-          let fit = await sidewaysOverflow(page);
-          for (let tries = 0; fit.overflow > 0 && tries < 10; tries++) {
-            // A chart sizes itself to its box after a resize (ResizeObserver): give layout a frame.
-            await page.evaluate(() => new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve))));
-            fit = await sidewaysOverflow(page);
-          }
-          if (fit.overflow > 0) findings.push(`${where}: the page scrolls sideways by ${fit.overflow} px; sticking out: ${fit.culprits.join(", ")}`);
-          const violations = await seriousViolations(page);
-          if (violations.length > 0) findings.push(`${where}: axe-core\n${describeViolations(violations)}`);
-          await page.screenshot({ path: join(dir, String(size.width), `${o.slug}.png`), fullPage: true });
+    /**
+     * Each page's accessibility, fit and console, one test a page: on a slow machine the whole walk
+     * (sixteen pages at two widths) outlasts one test's timeout, and a test per page names the one that fails.
+     */
+    describe("then every page passes axe-core (no serious or critical violation), fits 1280 and 390 px without scrolling sideways, and logs no error", () => {
+      type Viewer = "owner" | "viewer" | "operator" | "outsider" | "signed out";
+      const seats = new Map<Viewer, { context: BrowserContext; page: Page; watch: PageWatch }>();
+      beforeAll(async () => {
+        const contexts: [Viewer, BrowserContext][] = [
+          ["owner", await signedInContext(browser, origin, member.get("owner") as ConsoleBrowser)],
+          ["viewer", await signedInContext(browser, origin, member.get("viewer") as ConsoleBrowser)],
+          ["operator", await signedInContext(browser, origin, operator)],
+          ["outsider", await signedInContext(browser, origin, outsider)],
+          ["signed out", await browser.newContext({ viewport: desktop })],
+        ];
+        for (const [who, context] of contexts) {
+          const page = await context.newPage();
+          seats.set(who, { context, page, watch: new PageWatch(page, origin) });
         }
-        const problems = watch.take(o.expected);
-        if (problems.length > 0) findings.push(`${o.label} (${o.who}): console\n${problems.map((p) => `  ${p.kind}: ${p.text} ${p.url}`).join("\n")}`);
-      };
+      }, 60_000);
+      afterAll(async () => {
+        for (const { context } of seats.values()) await context.close();
+      });
 
-      const owner = await signedInContext(browser, origin, member.get("owner") as ConsoleBrowser);
-      const viewer = await signedInContext(browser, origin, member.get("viewer") as ConsoleBrowser);
-      const platform = await signedInContext(browser, origin, operator);
-      const stranger = await signedInContext(browser, origin, outsider);
-      const anonymous = await browser.newContext({ viewport: desktop });
-      try {
-        const page = await owner.newPage();
-        const watch = new PageWatch(page, origin);
-        for (const p of pages) {
-          await visit(page, watch, { slug: p.path || "overview", label: p.label, who: "owner", url: wsUrl(p.path), heading: headings[p.path] as string });
-        }
-        await visit(page, watch, {
-          slug: "log-detail",
-          label: "A log's detail",
-          who: "owner",
-          url: wsUrl(`logs/${requestId}`),
-          heading: `Request ${requestId}`,
+      const visits: { slug: string; label: string; who: Viewer; url: () => string; heading: string | (() => string); expected?: () => Expected[] }[] = [
+        ...pages.map((p) => ({
+          slug: p.path || "overview",
+          label: p.label,
+          who: "owner" as const,
+          url: () => wsUrl(p.path),
+          heading: headings[p.path] as string,
+        })),
+        { slug: "log-detail", label: "A log's detail", who: "owner", url: () => wsUrl(`logs/${requestId}`), heading: () => `Request ${requestId}` },
+        { slug: "page-not-found", label: "Page not found", who: "owner", url: () => wsUrl("no-such-page"), heading: "Page not found" },
+        { slug: "not-available-to-your-role", label: "Not available to your role", who: "viewer", url: () => wsUrl("settings"), heading: REFUSED },
+        { slug: "all-workspaces", label: "All workspaces", who: "operator", url: () => url("/workspaces"), heading: "All workspaces" },
+        {
+          slug: "workspace-not-found",
+          label: "Workspace not found",
+          who: "outsider",
+          url: () => wsUrl(""),
+          heading: "Workspace not found",
+          expected: () => [{ status: 404, path: `/console/api/workspaces/${ws}` }],
+        },
+        { slug: "sign-in", label: "Sign in", who: "signed out", url: () => url("/sign-in"), heading: "Sign in", expected: () => signedOut },
+        {
+          slug: "accept-invitation",
+          label: "Accept your invitation",
+          who: "signed out",
+          url: () => url("/invite#token=not-a-real-token"),
+          heading: "Accept your invitation",
+          expected: () => signedOut,
+        },
+        {
+          slug: "finish-signing-in",
+          label: "Finish signing in",
+          who: "signed out",
+          url: () => url("/sign-in#token=not-a-real-token"),
+          heading: "Finish signing in",
+          expected: () => signedOut,
+        },
+      ];
+
+      for (const o of visits) {
+        it(`${o.label} (${o.who})`, async () => {
+          const { page, watch } = seats.get(o.who) as { page: Page; watch: PageWatch };
+          const findings: string[] = [];
+          await page.setViewportSize(desktop);
+          const started = Date.now();
+          await page.goto(o.url());
+          await heading(page, typeof o.heading === "function" ? o.heading() : o.heading).waitFor();
+          timing(o.label, o.who).full_load_ms = Date.now() - started;
+          await settled(page);
+          for (const size of [desktop, phone]) {
+            await page.setViewportSize(size);
+            const where = `${o.label} (${o.who}) at ${size.width} px`;
+            let fit = await sidewaysOverflow(page);
+            for (let tries = 0; fit.overflow > 0 && tries < 10; tries++) {
+              // A chart sizes itself to its box after a resize (ResizeObserver): give layout a frame.
+              await page.evaluate(() => new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve))));
+              fit = await sidewaysOverflow(page);
+            }
+            if (fit.overflow > 0) findings.push(`${where}: the page scrolls sideways by ${fit.overflow} px; sticking out: ${fit.culprits.join(", ")}`);
+            const violations = await seriousViolations(page);
+            if (violations.length > 0) findings.push(`${where}: axe-core\n${describeViolations(violations)}`);
+            await page.screenshot({ path: join(dir, String(size.width), `${o.slug}.png`), fullPage: true });
+          }
+          const problems = watch.take(o.expected?.());
+          if (problems.length > 0) findings.push(`${o.label} (${o.who}): console\n${problems.map((p) => `  ${p.kind}: ${p.text} ${p.url}`).join("\n")}`);
+          expect(findings).toEqual([]);
         });
-        await visit(page, watch, { slug: "page-not-found", label: "Page not found", who: "owner", url: wsUrl("no-such-page"), heading: "Page not found" });
-        // On a phone the navigation is behind the Menu button.
+      }
+
+      it("and on a phone the navigation opens behind the Menu button and closes when a page is chosen", async () => {
+        const { page, watch } = seats.get("owner") as { page: Page; watch: PageWatch };
         await page.setViewportSize(phone);
         await page.goto(wsUrl(""));
         await heading(page, "Overview").waitFor();
@@ -423,63 +466,9 @@ export function consoleBrowserSuite(name: TargetName): void {
         await page.getByRole("navigation", { name: "Console" }).getByRole("link", { name: "Keys", exact: true }).click();
         await heading(page, "API keys").waitFor();
         expect(await menu.getAttribute("aria-expanded")).toBe("false");
-
-        const viewerPage = await viewer.newPage();
-        await visit(viewerPage, new PageWatch(viewerPage, origin), {
-          slug: "not-available-to-your-role",
-          label: "Not available to your role",
-          who: "viewer",
-          url: wsUrl("settings"),
-          heading: REFUSED,
-        });
-        const operatorPage = await platform.newPage();
-        await visit(operatorPage, new PageWatch(operatorPage, origin), {
-          slug: "all-workspaces",
-          label: "All workspaces",
-          who: "operator",
-          url: url("/workspaces"),
-          heading: "All workspaces",
-        });
-        const strangerPage = await stranger.newPage();
-        await visit(strangerPage, new PageWatch(strangerPage, origin), {
-          slug: "workspace-not-found",
-          label: "Workspace not found",
-          who: "outsider",
-          url: wsUrl(""),
-          heading: "Workspace not found",
-          expected: [{ status: 404, path: `/console/api/workspaces/${ws}` }],
-        });
-        const signInPage = await anonymous.newPage();
-        const signInWatch = new PageWatch(signInPage, origin);
-        await visit(signInPage, signInWatch, {
-          slug: "sign-in",
-          label: "Sign in",
-          who: "signed out",
-          url: url("/sign-in"),
-          heading: "Sign in",
-          expected: signedOut,
-        });
-        await visit(signInPage, signInWatch, {
-          slug: "accept-invitation",
-          label: "Accept your invitation",
-          who: "signed out",
-          url: url("/invite#token=not-a-real-token"),
-          heading: "Accept your invitation",
-          expected: signedOut,
-        });
-        await visit(signInPage, signInWatch, {
-          slug: "finish-signing-in",
-          label: "Finish signing in",
-          who: "signed out",
-          url: url("/sign-in#token=not-a-real-token"),
-          heading: "Finish signing in",
-          expected: signedOut,
-        });
-      } finally {
-        for (const context of [owner, viewer, platform, stranger, anonymous]) await context.close();
-      }
-      if (findings.length > 0) console.error(`[console browser] ${name}: quality findings\n${findings.join("\n")}`);
-      expect(findings).toEqual([]);
+        await settled(page);
+        expect(watch.take()).toEqual([]);
+      });
     });
 
     it("then a new operator creates a workspace and invites its owner, who signs in three ways, makes a key, calls the API, and sees the calls and the budget's refusals", async () => {
