@@ -10,7 +10,9 @@ const ownModules = ["test/e2e/**/*.test.ts", "test/browser/**/*.test.ts", "test/
 
 export default defineConfig({
   test: {
-    testTimeout: 30_000,
+    // A hang guard, not a speed check: on a two-vCPU machine half as fast as usual, three files at a
+    // time, tests that take a few seconds alone took up to 22 s (the embedded default's first start).
+    testTimeout: 60_000,
     hookTimeout: 120_000,
     // Integration and end-to-end files start servers and processes, and spend much of their time
     // waiting on them (restarts, windows, retries): on two cores, three files at a time kept the
