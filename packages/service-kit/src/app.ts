@@ -4,7 +4,6 @@ import { GatewayError, fromZodError } from "@gw/errors";
 import { requestLogger, type Logger } from "@gw/logger";
 import { startHttpServerSpan, tracingEnabled, type TraceContext } from "@gw/telemetry";
 import { ZodError } from "zod";
-import { tooDeepMessage } from "./json-body";
 import { newRequestId } from "./request-id";
 import type { ServiceMetrics } from "./metrics";
 
@@ -121,8 +120,8 @@ export function toGatewayError(err: unknown): GatewayError {
   switch (bodyError.type) {
     case "entity.parse.failed":
       return new GatewayError("invalid_request", "Invalid body: not valid JSON");
-    case "entity.too.deep":
-      return new GatewayError("invalid_request", tooDeepMessage);
+    case "entity.shape":
+      return new GatewayError("invalid_request", bodyError.message ?? "Invalid body: JSON past the gateway's bounds");
     case "entity.too.large":
       return new GatewayError("body_too_large", `Request body is larger than the limit of ${bodyError.limit ?? "?"} bytes`);
     case "encoding.unsupported":

@@ -160,6 +160,34 @@ describe("when a body nests 10,000 levels deep", () => {
   }
 });
 
+describe("when a body holds more members or items than any request needs", () => {
+  const members = (n: number) => `{${Array.from({ length: n }, (_, i) => `"k${i}":0`).join(",")}}`;
+  const bodies: [string, string, string][] = [
+    ["one object of 10,001 members", `{"model":"m","messages":[${members(10_001)}]}`, "a JSON object has more than 10,000 members"],
+    [
+      "26 objects of 10,000 members",
+      `{"model":"m","messages":[${Array.from({ length: 26 }, () => members(10_000)).join(",")}]}`,
+      "more than 250,000 object members in all",
+    ],
+    ["an array of 1,000,001 zeros", `{"model":"m","messages":[],"x":[${"0,".repeat(1_000_000)}0]}`, "more than 1,000,000 array elements and object members"],
+  ];
+  for (const [what, body, says] of bodies) {
+    it(`of ${what}, then it is a 400 saying so before it is parsed, and nothing reaches a backend`, async () => {
+      const answer = await call("/v1/chat/completions", { headers: json, body });
+      expect(answer.status).toBe(400);
+      expect(errorOf(answer)).toMatchObject({ code: "invalid_request", type: "invalid_request_error" });
+      expect(errorOf(answer).message).toContain(says);
+      expect(seen).toHaveLength(0);
+    });
+  }
+
+  it("at the bounds, then it is served", async () => {
+    const answer = await call("/v1/chat/completions", { headers: json, body: chatBody({ metadata: JSON.parse(members(10_000)) }) });
+    expect(answer.status).toBe(200);
+    expect(seen).toHaveLength(1);
+  });
+});
+
 describe("when the path or method is not one the gateway serves", () => {
   for (const path of ["/v1", "//v1/x", "/v1/nope", "/admin/workspaces", "/V1/chat/completions", "/v1/tools/webtool", "/v1/../v1/models"]) {
     it(`then ${path} is a 404 in the envelope before the key or the body is looked at`, async () => {

@@ -6,8 +6,7 @@ import {
   allowedByAll,
   createServiceApp,
   finishApp,
-  jsonDepthExceeds,
-  tooDeepMessage,
+  jsonShapeProblem,
   type Health,
   type ServiceAppOptions,
   type ServiceMetrics,
@@ -167,14 +166,15 @@ function readBody(overallLimit: number, budget: BodyBudget): RequestHandler {
 }
 
 /**
- * A JSON body is checked for nesting depth (before it is parsed, so a hostile one never becomes a
- * structure), parsed once, and its `model`, if any, checked against the caller's allow-lists: a
+ * A JSON body is checked for nesting depth and size in members and items (before it is parsed, so a
+ * hostile one never becomes a structure), parsed once, and its `model`, if any, checked against the caller's allow-lists: a
  * model outside them is a 403 before any hop. The raw bytes are forwarded unchanged.
  */
 function checkJson(req: Request, res: Response, next: () => void): void {
   const body: unknown = req.body;
   if (res.locals.target!.body !== "json" || !Buffer.isBuffer(body) || body.length === 0) return next();
-  if (jsonDepthExceeds(body)) throw new GatewayError("invalid_request", tooDeepMessage);
+  const problem = jsonShapeProblem(body);
+  if (problem) throw new GatewayError("invalid_request", problem);
   let parsed: unknown;
   try {
     parsed = JSON.parse(body.toString("utf8"));
