@@ -78,11 +78,6 @@ function tooManyItems(bound: number): string {
   return `Invalid body: JSON holds more than ${count(bound)} array elements and object members in all`;
 }
 
-/** Whether JSON text nests arrays and objects deeper than `max` (jsonShapeProblem's depth bound alone). */
-export function jsonDepthExceeds(bytes: Uint8Array, max = MAX_JSON_DEPTH): boolean {
-  return jsonShapeProblem(bytes, { depth: max, objectMembers: Infinity, members: Infinity, items: Infinity }) !== undefined;
-}
-
 /** The index of the quote that closes the string opened at `open`: one not escaped by a backslash. */
 function closingQuote(bytes: Uint8Array, open: number): number {
   let at = open;

@@ -166,9 +166,10 @@ function readBody(overallLimit: number, budget: BodyBudget): RequestHandler {
 }
 
 /**
- * A JSON body is checked for nesting depth and size in members and items (before it is parsed, so a
- * hostile one never becomes a structure), parsed once, and its `model`, if any, checked against the caller's allow-lists: a
- * model outside them is a 403 before any hop. The raw bytes are forwarded unchanged.
+ * A JSON body is checked for its nesting depth and its members and items (before it is parsed, so a
+ * hostile one never becomes a structure), parsed once, and its `model`, if any, checked against the
+ * caller's allow-lists: a model outside them is a 403 before any hop. The raw bytes are forwarded
+ * unchanged.
  */
 function checkJson(req: Request, res: Response, next: () => void): void {
   const body: unknown = req.body;
