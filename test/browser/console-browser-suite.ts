@@ -369,6 +369,8 @@ export function consoleBrowserSuite(name: TargetName): void {
     describe("then every page passes axe-core (no serious or critical violation), fits 1280 and 390 px without scrolling sideways, and logs no error", () => {
       type Viewer = "owner" | "viewer" | "operator" | "outsider" | "signed out";
       const seats = new Map<Viewer, { context: BrowserContext; page: Page; watch: PageWatch }>();
+      /** The viewer's page, opened in beforeAll. */
+      const seat = (who: Viewer) => seats.get(who) as { page: Page; watch: PageWatch };
       beforeAll(async () => {
         const contexts: [Viewer, BrowserContext][] = [
           ["owner", await signedInContext(browser, origin, member.get("owner") as ConsoleBrowser)],
@@ -427,7 +429,7 @@ export function consoleBrowserSuite(name: TargetName): void {
 
       for (const o of visits) {
         it(`${o.label} (${o.who})`, async () => {
-          const { page, watch } = seats.get(o.who) as { page: Page; watch: PageWatch };
+          const { page, watch } = seat(o.who);
           const findings: string[] = [];
           await page.setViewportSize(desktop);
           const started = Date.now();
@@ -456,7 +458,7 @@ export function consoleBrowserSuite(name: TargetName): void {
       }
 
       it("and on a phone the navigation opens behind the Menu button and closes when a page is chosen", async () => {
-        const { page, watch } = seats.get("owner") as { page: Page; watch: PageWatch };
+        const { page, watch } = seat("owner");
         await page.setViewportSize(phone);
         await page.goto(wsUrl(""));
         await heading(page, "Overview").waitFor();

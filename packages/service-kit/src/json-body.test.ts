@@ -15,6 +15,8 @@ function depthOf(value: unknown): number {
 }
 
 const bytes = (text: string) => Buffer.from(text, "utf8");
+/** An object of `n` members, each named apart. */
+const members = (n: number) => `{${Array.from({ length: n }, (_, i) => `"k${i}":0`).join(",")}}`;
 /** The depth bound alone. */
 const jsonDepthExceeds = (text: Uint8Array, max = MAX_JSON_DEPTH) =>
   jsonShapeProblem(text, { depth: max, objectMembers: Infinity, members: Infinity, items: Infinity }) !== undefined;
@@ -94,7 +96,6 @@ describe("jsonShapeProblem", () => {
   });
 
   it("when a body passes the default bounds, then the message names the bound it passed", () => {
-    const members = (n: number) => `{${Array.from({ length: n }, (_, i) => `"k${i}":0`).join(",")}}`;
     expect(jsonShapeProblem(bytes(members(10_000)))).toBeUndefined();
     expect(jsonShapeProblem(bytes(members(10_001)))).toBe("Invalid body: a JSON object has more than 10,000 members");
     expect(jsonShapeProblem(bytes(`[${Array.from({ length: 26 }, () => members(10_000)).join(",")}]`))).toBe(
@@ -125,8 +126,7 @@ describe("jsonBody", () => {
       const refused = await fetch(`${server.url}/x`, { method: "POST", body: deep, headers: { "content-type": "application/json" } });
       expect(refused.status).toBe(400);
       expect(((await refused.json()) as { error: { message: string } }).error.message).toContain(`deeper than ${MAX_JSON_DEPTH}`);
-      const wide = `{${Array.from({ length: 20_000 }, (_, i) => `"k${i}":0`).join(",")}}`;
-      const tooWide = await fetch(`${server.url}/x`, { method: "POST", body: wide, headers: { "content-type": "application/json" } });
+      const tooWide = await fetch(`${server.url}/x`, { method: "POST", body: members(20_000), headers: { "content-type": "application/json" } });
       expect(tooWide.status).toBe(400);
       expect(await tooWide.json()).toMatchObject({
         error: { message: "Invalid body: a JSON object has more than 10,000 members", type: "invalid_request_error" },

@@ -16,9 +16,7 @@ export const MAX_JSON_DEPTH = 64;
  * time of the largest ordinary one. Real requests stay far below them: OpenAI caps an embeddings
  * request at 300,000 tokens in all, and a tool's schema has hundreds of properties, not thousands.
  */
-export const MAX_JSON_OBJECT_MEMBERS = 10_000;
-export const MAX_JSON_MEMBERS = 250_000;
-export const MAX_JSON_ITEMS = 1_000_000;
+const bodyBounds: JsonBounds = { depth: MAX_JSON_DEPTH, objectMembers: 10_000, members: 250_000, items: 1_000_000 };
 
 export interface JsonBounds {
   depth: number;
@@ -26,8 +24,6 @@ export interface JsonBounds {
   members: number;
   items: number;
 }
-
-export const jsonBounds: JsonBounds = { depth: MAX_JSON_DEPTH, objectMembers: MAX_JSON_OBJECT_MEMBERS, members: MAX_JSON_MEMBERS, items: MAX_JSON_ITEMS };
 
 const count = (n: number) => n.toLocaleString("en-US");
 /** Each open container's member count (-1 for an array); reused, as the scan is synchronous. */
@@ -40,7 +36,7 @@ let open = new Int32Array(MAX_JSON_DEPTH + 2);
  * runs before it: a hostile body is refused before anything builds its structure. Text that is not
  * JSON may pass; the parser refuses it.
  */
-export function jsonShapeProblem(bytes: Uint8Array, bounds: JsonBounds = jsonBounds): string | undefined {
+export function jsonShapeProblem(bytes: Uint8Array, bounds: JsonBounds = bodyBounds): string | undefined {
   if (open.length < bounds.depth + 2) open = new Int32Array(bounds.depth + 2);
   let depth = 0;
   let members = 0;
