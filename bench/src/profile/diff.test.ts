@@ -32,6 +32,12 @@ describe("selfSamples", () => {
     expect(Object.fromEntries(counts)).toEqual({ "f services/ingress/dist/chunk.js": 1, "g services/ingress/dist/chunk.js": 2 });
     expect(selfSamples(profile("AAAA1111", [3, 3, 4, 2, 3, 4])).get("f services/ingress/dist/chunk.js")).toBe(3);
   });
+
+  it("leaves out the samples after the given end: a service's stop is not counted as its work", () => {
+    // Samples at 100 … 600 µs; up to two thirds of the 600: f (100, 200), g (300), idle (400).
+    const counts = selfSamples(profile("AAAA1111", [3, 3, 4, 2, 3, 4]), 0, 2 / 3);
+    expect(Object.fromEntries(counts)).toEqual({ "f services/ingress/dist/chunk.js": 2, "g services/ingress/dist/chunk.js": 1 });
+  });
 });
 
 describe("differences", () => {
@@ -57,12 +63,14 @@ describe("the profile hook", () => {
     const out = join(root, "profiles");
     mkdirSync(out);
     const run = (env: Record<string, string>) => spawnSync(process.execPath, ["--import", hook, script], { env: { ...process.env, ...env }, encoding: "utf8" });
-    const profiled = run({ BENCH_PROFILE_DIR: out });
+    const profiled = run({ BENCH_PROFILE_DIR: out, BENCH_PROFILE_INTERVAL_US: "250" });
     expect(profiled.status).toBe(0);
     const pid = profiled.stdout.trim();
     expect(readdirSync(out)).toEqual([`gw-off.demo.${pid}.cpuprofile`]);
     const written = JSON.parse(readFileSync(join(out, `gw-off.demo.${pid}.cpuprofile`), "utf8")) as CpuProfile;
     expect(written.samples.length).toBeGreaterThan(0);
+    // What one sample stands for, for diff.ts.
+    expect(written.samplingIntervalUs).toBe(250);
     expect(written.nodes.some((n) => n.callFrame.url.endsWith("/gw-off/services/demo/main.js"))).toBe(true);
 
     const env = { ...process.env };

@@ -3,10 +3,14 @@
  * compared function by function: each function's own samples in the main thread, per request, from
  * a point of the run on (the start-up before it left out), and their difference, largest first.
  *
- *   pnpm tsx bench/src/profile/diff.ts A.cpuprofile B.cpuprofile --requests N [--from 0.3] [--top 40]
+ *   pnpm tsx bench/src/profile/diff.ts A.cpuprofile B.cpuprofile --requests N [--from 0.3] [--to 0.99] [--top 40]
  *
  * Samples are counted, not their time deltas: a delta also holds the time the thread was not
- * running, so after a wait it credits the next function with the wait.
+ * running, so after a wait it credits the next function with the wait. A sample stands for the
+ * interval the profile was taken at (`hook.mjs` records it; `--interval` overrides it): not the mean
+ * delta, which on a loaded machine also holds the time the process waited for a CPU. `--to` leaves
+ * out the end: a service's stop (nats.js's close trace parses the bundle's source map) falls in the
+ * last percent of a run.
  */
 import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
@@ -19,6 +23,8 @@ export interface CpuProfile {
   endTime: number;
   samples: number[];
   timeDeltas: number[];
+  /** The sampling interval asked for (µs), added by `hook.mjs`; V8's own profiles lack it. */
+  samplingIntervalUs?: number;
 }
 
 /** A function's name and file; bundles' chunk hashes left out, so the same code in two builds matches. */
@@ -30,15 +36,18 @@ function functionKey(frame: CpuProfile["nodes"][number]["callFrame"]): string {
   return `${frame.functionName || "(anonymous)"} ${file}`.trim();
 }
 
-/** Samples per function, from the fraction `from` of the profile's duration on; `(idle)` left out. */
-export function selfSamples(profile: CpuProfile, from = 0): Map<string, number> {
+/** Samples per function between the fractions `from` and `to` of the profile's duration; `(idle)` left out. */
+export function selfSamples(profile: CpuProfile, from = 0, to = 1): Map<string, number> {
   const keys = new Map(profile.nodes.map((n) => [n.id, functionKey(n.callFrame)]));
-  const cut = profile.startTime + (profile.endTime - profile.startTime) * from;
+  const span = profile.endTime - profile.startTime;
+  const cut = profile.startTime + span * from;
+  const end = profile.startTime + span * to;
   const counts = new Map<string, number>();
   let t = profile.startTime;
   for (let i = 0; i < profile.samples.length; i++) {
     t += profile.timeDeltas[i] ?? 0;
     if (t < cut) continue;
+    if (t > end) break;
     const key = keys.get(profile.samples[i]!) ?? "(unknown)";
     if (key === "(idle)") continue;
     counts.set(key, (counts.get(key) ?? 0) + 1);
@@ -71,23 +80,23 @@ function main(argv: string[]): number {
     options: {
       requests: { type: "string" },
       from: { type: "string", default: "0.3" },
+      to: { type: "string", default: "0.99" },
       top: { type: "string", default: "40" },
-      interval: { type: "string", default: "100" },
+      interval: { type: "string" },
     },
   });
   const requests = Number(values.requests);
-  if (positionals.length !== 2 || !(requests > 0)) {
-    process.stderr.write("usage: diff.ts A.cpuprofile B.cpuprofile --requests N [--from 0.3] [--top 40] [--interval 100]\n");
+  const from = Number(values.from);
+  const to = Number(values.to);
+  if (positionals.length !== 2 || !(requests > 0) || !(from >= 0 && from < to && to <= 1)) {
+    process.stderr.write("usage: diff.ts A.cpuprofile B.cpuprofile --requests N [--from 0.3] [--to 0.99] [--top 40] [--interval µs]\n");
     return 2;
   }
-  const from = Number(values.from);
-  const interval = Number(values.interval);
-  const [a, b] = positionals.map((file) => selfSamples(JSON.parse(readFileSync(file, "utf8")) as CpuProfile, from)) as [
-    Map<string, number>,
-    Map<string, number>,
-  ];
+  const profiles = positionals.map((file) => JSON.parse(readFileSync(file, "utf8")) as CpuProfile);
+  const interval = Number(values.interval ?? profiles[0]?.samplingIntervalUs ?? 100);
+  const [a, b] = profiles.map((profile) => selfSamples(profile, from, to)) as [Map<string, number>, Map<string, number>];
   const busy = (m: Map<string, number>) => ((total(m) * interval) / requests).toFixed(1);
-  process.stdout.write(`busy: a ${busy(a)}, b ${busy(b)} µs a request (main thread, from ${from} of the run on)\n`);
+  process.stdout.write(`busy: a ${busy(a)}, b ${busy(b)} µs a request (main thread, from ${from} to ${to} of the run, ${interval.toFixed(0)} µs a sample)\n`);
   for (const d of differences(a, b, interval, requests).slice(0, Number(values.top))) {
     process.stdout.write(`${(d.diff >= 0 ? "+" : "") + d.diff.toFixed(2)}\ta ${d.a.toFixed(2)}\tb ${d.b.toFixed(2)}\t${d.key}\n`);
   }

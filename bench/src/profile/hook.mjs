@@ -16,12 +16,14 @@ if (dir && at >= 0) {
   const session = new Session();
   session.connect();
   session.post("Profiler.enable");
-  session.post("Profiler.setSamplingInterval", { interval: Number(process.env.BENCH_PROFILE_INTERVAL_US ?? 100) });
+  const interval = Number(process.env.BENCH_PROFILE_INTERVAL_US ?? 100);
+  session.post("Profiler.setSamplingInterval", { interval });
   session.post("Profiler.start");
   // A session in the process's own thread answers at once, so this works in an exit listener.
   process.once("exit", () => {
     session.post("Profiler.stop", (err, result) => {
-      if (!err) writeFileSync(`${dir}/${checkout}.${service}.${process.pid}.cpuprofile`, JSON.stringify(result.profile));
+      // The interval goes with the samples, so diff.ts knows what one stands for.
+      if (!err) writeFileSync(`${dir}/${checkout}.${service}.${process.pid}.cpuprofile`, JSON.stringify({ ...result.profile, samplingIntervalUs: interval }));
     });
   });
 }
