@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import { type CpuProfile, differences, selfSamples } from "./diff";
+import { type CpuProfile, differences, samplingInterval, selfSamples } from "./diff";
 
 const frame = (functionName: string, url = "") => ({ functionName, url });
 
@@ -37,6 +37,17 @@ describe("selfSamples", () => {
     // Samples at 100 … 600 µs; up to two thirds of the 600: f (100, 200), g (300), idle (400).
     const counts = selfSamples(profile("AAAA1111", [3, 3, 4, 2, 3, 4]), 0, 2 / 3);
     expect(Object.fromEntries(counts)).toEqual({ "f services/ingress/dist/chunk.js": 2, "g services/ingress/dist/chunk.js": 1 });
+  });
+});
+
+describe("samplingInterval", () => {
+  it("is the interval both profiles record, 100 µs for profiles that record none, and undefined when they differ unless overridden", () => {
+    const at = (us?: number): CpuProfile => ({ ...profile("AAAA1111", [3]), ...(us === undefined ? {} : { samplingIntervalUs: us }) });
+    expect(samplingInterval([at(200), at(200)])).toBe(200);
+    expect(samplingInterval([at(), at()])).toBe(100);
+    expect(samplingInterval([at(200), at(100)])).toBeUndefined();
+    expect(samplingInterval([at(200), at()])).toBeUndefined();
+    expect(samplingInterval([at(200), at(100)], 150)).toBe(150);
   });
 });
 

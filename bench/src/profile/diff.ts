@@ -73,6 +73,17 @@ export function differences(a: Map<string, number>, b: Map<string, number>, inte
 
 const total = (m: Map<string, number>) => [...m.values()].reduce((s, n) => s + n, 0);
 
+/**
+ * What one sample stands for (µs): the override, else the interval the profiles record (100 when
+ * they record none, V8's default in hook.mjs). Profiles taken at different intervals cannot be
+ * compared sample for sample, so they get undefined.
+ */
+export function samplingInterval(profiles: readonly CpuProfile[], override?: number): number | undefined {
+  if (override !== undefined) return override;
+  const recorded = new Set(profiles.map((p) => p.samplingIntervalUs ?? 100));
+  return recorded.size === 1 ? [...recorded][0] : undefined;
+}
+
 function main(argv: string[]): number {
   const { values, positionals } = parseArgs({
     args: argv,
@@ -93,7 +104,11 @@ function main(argv: string[]): number {
     return 2;
   }
   const profiles = positionals.map((file) => JSON.parse(readFileSync(file, "utf8")) as CpuProfile);
-  const interval = Number(values.interval ?? profiles[0]?.samplingIntervalUs ?? 100);
+  const interval = samplingInterval(profiles, values.interval === undefined ? undefined : Number(values.interval));
+  if (interval === undefined || !(interval > 0)) {
+    process.stderr.write("diff.ts: the two profiles were taken at different sampling intervals; give --interval µs\n");
+    return 2;
+  }
   const [a, b] = profiles.map((profile) => selfSamples(profile, from, to)) as [Map<string, number>, Map<string, number>];
   const busy = (m: Map<string, number>) => ((total(m) * interval) / requests).toFixed(1);
   process.stdout.write(`busy: a ${busy(a)}, b ${busy(b)} µs a request (main thread, from ${from} to ${to} of the run, ${interval.toFixed(0)} µs a sample)\n`);
