@@ -1,5 +1,8 @@
 import { defineConfig } from "vitest/config";
 import { LongestFirst } from "./test/sequencer";
+import { nameTempRoot } from "./test/temp-root";
+
+const tempRoot = nameTempRoot();
 
 /**
  * Files that each get fresh modules: those that start their own servers, processes or browser, and
@@ -22,6 +25,9 @@ export default defineConfig({
     unstubGlobals: true,
     unstubEnvs: true,
     sequence: { sequencer: LongestFirst },
+    // Every test's temporary folders inside one per run, removed at its end (test/temp-root.ts).
+    env: { TMPDIR: tempRoot },
+    globalSetup: ["./test/temp-root.ts"],
     // CI also writes a JSON report, from which .ci/run prints the plain "N passed, N failed" line.
     reporters: process.env.CI ? ["default", ["json", { outputFile: ".ci/results.json" }]] : ["default"],
     projects: [

@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { writeFileSync, mkdtempSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { spawn, type ChildProcess } from "node:child_process";
@@ -92,6 +92,7 @@ export async function startTestMesh(
   } catch (err) {
     await mesh.stop();
     await db.drop();
+    rmSync(dir, { recursive: true, force: true });
     throw new Error(`${(err as Error).message}\n${log}`);
   }
   return {
@@ -120,6 +121,7 @@ export async function startTestMesh(
       const codes = await mesh.stop();
       await db.drop();
       await removeNatsNamespace(natsUrl, namespace);
+      rmSync(dir, { recursive: true, force: true });
       return codes;
     },
   };

@@ -1,4 +1,4 @@
-import { mkdtempSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { runMigrations } from "@gw/db";
@@ -26,6 +26,8 @@ let template: Promise<string> | undefined;
 export function pgliteTemplate(): Promise<string> {
   template ??= (async () => {
     const dir = mkdtempSync(join(tmpdir(), "gw-pglite-template-"));
+    // About 40 MB, kept until the test process ends.
+    process.once("exit", () => rmSync(dir, { recursive: true, force: true }));
     const db = await openPgliteFolder(dir);
     for (const migrations of schemas) await runMigrations(db, migrations);
     await db.close();

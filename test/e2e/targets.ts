@@ -1,4 +1,4 @@
-import { cpSync, mkdtempSync, writeFileSync } from "node:fs";
+import { cpSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { loadGatewayConfig, resolveProviderSecrets } from "@gw/config";
@@ -51,7 +51,12 @@ const starters: Record<TargetName, (configYaml: string, env: Record<string, stri
     const gateway = loadGatewayConfig(embeddedEnv.GATEWAY_CONFIG);
     const logger = createLogger({ service: "embedded-test", level: "silent" });
     const gw = await startEmbedded(embeddedEnv, gateway, resolveProviderSecrets(gateway, env), logger);
-    return { baseURL: `${gw.url}/v1`, adminURL: gw.adminUrl, adminToken: gw.adminToken, stop: () => gw.stop() };
+    // Its data folder (a PGlite cluster of about 40 MB) goes with it.
+    const stop = async () => {
+      await gw.stop();
+      rmSync(dir, { recursive: true, force: true });
+    };
+    return { baseURL: `${gw.url}/v1`, adminURL: gw.adminUrl, adminToken: gw.adminToken, stop };
   },
 };
 
