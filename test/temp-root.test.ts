@@ -32,6 +32,11 @@ describe("the test run's temporary folder", () => {
     teardown(); // a second project's teardown finds nothing to remove
   });
 
+  it("is found again whole when the temporary folder's path holds spaces", () => {
+    const env: NodeJS.ProcessEnv = { GW_TEST_TEMP_ROOT: `${process.pid} /tmp/my folder/gw-test-run-abc` };
+    expect(nameTempRoot(env)).toBe("/tmp/my folder/gw-test-run-abc");
+  });
+
   it("is refused by the setup when the config did not name one in this process", () => {
     expect(() => makeTempRoot({})).toThrow(/GW_TEST_TEMP_ROOT/);
     expect(() => makeTempRoot({ GW_TEST_TEMP_ROOT: `${process.pid + 1} /x` })).toThrow(/GW_TEST_TEMP_ROOT/);

@@ -11,8 +11,10 @@ import { join } from "node:path";
 const TEMP_ROOT_ENV = "GW_TEST_TEMP_ROOT";
 
 function ownRoot(env: NodeJS.ProcessEnv): string | undefined {
-  const [pid, root] = (env[TEMP_ROOT_ENV] ?? "").split(" ", 2);
-  return pid === String(process.pid) ? root : undefined;
+  const value = env[TEMP_ROOT_ENV] ?? "";
+  const space = value.indexOf(" ");
+  // The folder is all after the first space: a TMPDIR may hold spaces of its own.
+  return space > 0 && value.slice(0, space) === String(process.pid) ? value.slice(space + 1) : undefined;
 }
 
 /**
