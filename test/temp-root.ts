@@ -35,6 +35,7 @@ export function nameTempRoot(env: NodeJS.ProcessEnv = process.env): string {
  * Tests remove what they make, but a gateway killed with -9, a failed test or a test that forgot
  * cannot; such leftovers came to about 2 GB a run (PGlite folders of 40 MB each), kept in the
  * machine's /tmp for good. Each project runs it; making and removing the folder twice is harmless.
+ * Vitest passes its project as the first argument, so the environment is read here, not taken.
  */
 export function setup(): () => void {
   return makeTempRoot(process.env);
