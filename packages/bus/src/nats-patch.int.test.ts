@@ -1,3 +1,4 @@
+import { randomBytes } from "node:crypto";
 import { connect, NatsError, type NatsConnection } from "nats";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
@@ -61,5 +62,24 @@ describe("the patched nats client", () => {
       NatsError.errorForCode = original;
       sub.unsubscribe();
     }
+  });
+
+  it("when a message arrives over several socket reads, then it is received whole, in one buffer of its own size", async () => {
+    const subject = `patch.large.${process.pid}.${Date.now()}`;
+    const got: Uint8Array[] = [];
+    const sub = nc.subscribe(subject, { callback: (_err, msg) => void got.push(msg.data) });
+    await nc.flush();
+    // A socket read takes at most 64 KB: all but the first two are split. Unpatched, a 200 KB
+    // payload ends in a buffer grown by doubling to 432 KB.
+    const sizes = [1, 1_000, 65_536, 200_000, 500_001, 1_000_000];
+    const sent = sizes.map((size) => randomBytes(size));
+    for (const payload of sent) nc.publish(subject, payload);
+    await nc.flush();
+    await expect.poll(() => got.length).toBe(sizes.length);
+    sub.unsubscribe();
+    got.forEach((data, i) => {
+      expect(Buffer.from(data).equals(sent[i]!)).toBe(true);
+      if (sizes[i]! > 65_536) expect(data.buffer.byteLength).toBe(sizes[i]);
+    });
   });
 });
