@@ -69,8 +69,8 @@ describe("the patched nats client", () => {
     const got: Uint8Array[] = [];
     const sub = nc.subscribe(subject, { callback: (_err, msg) => void got.push(msg.data) });
     await nc.flush();
-    // A socket read takes at most 64 KB: all but the first two are split. Unpatched, a 200 KB
-    // payload ends in a buffer grown by doubling to 432 KB.
+    // A socket read takes at most 64 KB, so the larger payloads arrive over several. Unpatched, a
+    // 200 KB payload ends in a buffer grown by doubling to about 377 KB.
     const sizes = [1, 1_000, 65_536, 200_000, 500_001, 1_000_000];
     const sent = sizes.map((size) => randomBytes(size));
     for (const payload of sent) nc.publish(subject, payload);
