@@ -33,8 +33,8 @@ export function nameTempRoot(env: NodeJS.ProcessEnv = process.env): string {
 /**
  * Vitest's global setup: makes the run's folder, and removes it with all it holds when the run ends.
  * Tests remove what they make, but a gateway killed with -9, a failed test or a test that forgot
- * cannot; such leftovers came to about 2 GB a run (PGlite folders of 40 MB each), kept in the
- * machine's /tmp for good. Each project runs it; making and removing the folder twice is harmless.
+ * cannot, and what they leave (PGlite folders of 40 MB each) would stay in the machine's /tmp for
+ * good. Each project runs it; making and removing the folder twice is harmless.
  * Vitest passes its project as the first argument, so the environment is read here, not taken.
  */
 export function setup(): () => void {
