@@ -1,7 +1,7 @@
 /**
  * Ingest rate of the usage service: how fast it drains a backlog of usage records into Postgres.
  *
- *   pnpm tsx services/usage/bench/ingest.ts [--records 200000] [--source nats|direct|memory] [--batch 500]
+ *   pnpm tsx services/usage/bench/ingest.ts [--records 200000] [--source nats|direct|memory] [--batch 2048]
  *                                          [--writers 2] [--in-flight 64] [--max-ack-pending N]
  *                                          [--database postgres://root@127.0.0.1:5432/postgres] [--nats nats://127.0.0.1:4222]
  *
@@ -23,7 +23,7 @@ import { type Db, runMigrations } from "@gw/db";
 import { createLogger } from "@gw/logger";
 import { createPricer } from "@gw/pricing";
 import { connect } from "nats";
-import { Ingest } from "../src/ingest/ingest";
+import { Ingest, LEDGER_BATCH } from "../src/ingest/ingest";
 import { LedgerWriter } from "../src/ingest/ledger-writer";
 import { RecordPartitions } from "../src/partitions";
 import { benchDatabase, benchSecret as secret, benchUsageService } from "./bench-db";
@@ -34,7 +34,7 @@ const { values: args } = parseArgs({
   options: {
     records: { type: "string", default: "200000" },
     source: { type: "string", default: "nats" },
-    batch: { type: "string", default: "500" },
+    batch: { type: "string", default: String(LEDGER_BATCH) },
     writers: { type: "string", default: "2" },
     "in-flight": { type: "string", default: String(CONSUME_CONCURRENCY) },
     database: { type: "string", default: process.env.DATABASE_URL ?? "postgres://root@127.0.0.1:5432/postgres" },

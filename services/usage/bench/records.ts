@@ -6,9 +6,11 @@ const limits = { requests_per_minute: 1, tokens_per_minute: 1 };
 const statuses = [...new Array<number>(17).fill(200), 429, 500, 400];
 
 /**
- * The usage benches' records: a multi-tenant spread of 200 workspaces, 5 keys each, five priced
- * models, statuses mostly 200, so a batch of 1,000 touches a few hundred roll-up rows (the costly
- * case for the upserts). `total` records spread over the two days before `now`; record `i` is the
+ * The usage benches' records: a multi-tenant spread of 200 workspaces over five priced models and
+ * statuses mostly 200. Record `i`'s workspace, key, model and status all follow from `i % 200`, so
+ * each workspace has one key, model and status: 200 roll-up keys an hour, every one of them in any
+ * 512 records in a row (about a quarter of an hour's at 100,000 over two days), the costly case for
+ * the upserts. `total` records spread over the two days before `now`; record `i` is the
  * same in every run and process given the same `total` and `now`.
  */
 export function benchRecords(total: number, now: number) {
