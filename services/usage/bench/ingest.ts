@@ -2,7 +2,7 @@
  * Ingest rate of the usage service: how fast it drains a backlog of usage records into Postgres.
  *
  *   pnpm tsx services/usage/bench/ingest.ts [--records 200000] [--source nats|direct|memory] [--batch 2048]
- *                                          [--writers 2] [--in-flight 64] [--max-ack-pending N]
+ *                                          [--writers 2] [--in-flight 32] [--max-ack-pending N]
  *                                          [--database postgres://root@127.0.0.1:5432/postgres] [--nats nats://127.0.0.1:4222]
  *
  * `--source nats` (the default): the records are first published on a fresh namespace's usage

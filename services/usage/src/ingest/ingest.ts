@@ -41,9 +41,8 @@ function isDataError(err: unknown): boolean {
 /**
  * Records one batch statement writes at most: four full messages. A statement upserts one roll-up,
  * model and line row per key its records share, so the more of a key's records it carries, the
- * fewer upserts a record costs; with many workspaces and keys (the benches' spread), 2,048 cost
- * Postgres a quarter less a record than 512 and drained a backlog about a third faster
- * (docs/usage-ledger.md). A light load is unchanged: a message still goes at once (enoughItems).
+ * fewer upserts a record costs (docs/usage-ledger.md, "Batches of 2,048 records"). A light load is
+ * unchanged: a message still goes at once (enoughItems).
  */
 export const LEDGER_BATCH = 4 * MAX_USAGE_BATCH;
 
