@@ -1,14 +1,12 @@
 import { MAX_USAGE_BATCH, type UsageRecord } from "@gw/contracts";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import type { Pricer } from "../pricing";
-import { logger, record } from "../testing/harness";
+import { logger, record, testPricer } from "../testing/harness";
 import { Ingest } from "./ingest";
 import type { LedgerRow } from "./ledger-row";
 import type { LedgerWriter, WriteResult } from "./ledger-writer";
 
 const counter = { inc: () => undefined };
 const metrics = { ingested: counter, duplicates: counter, expired: counter, invalid: counter, unpriced: counter, failedBatches: counter };
-const pricer: Pricer = { price: () => ({ cost_usd: null, price_version: null, lines: [] }) };
 const now = Date.UTC(2026, 11, 2, 12);
 
 const message = (m: number, size: number): UsageRecord[] =>
@@ -26,7 +24,7 @@ function gatedIngest() {
   } as unknown as LedgerWriter;
   const ingest = new Ingest({
     writer,
-    pricer,
+    pricer: testPricer(),
     logger,
     metrics,
     clock: () => now,
